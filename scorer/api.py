@@ -1,0 +1,71 @@
+"""The library's entry points: validate a submission, or validate and score it."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from scorer.contract import Solution, check_submission, read_solution, read_submission, read_targets
+from scorer.errors import UsageError
+from scorer.io import DEFAULT_LIMITS, Limits, TableLike
+from scorer.scoring import NoLost, ScoreResult, aggregate, per_user
+
+
+def validate(
+    submission: TableLike,
+    *,
+    targets: TableLike | None = None,
+    solution: TableLike | Solution | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> int:
+    """Check a submission against the target users (from a targets file or a solution).
+
+    Returns the number of rows checked; raises `SubmissionError` listing every problem of the
+    submission, or `HostError` when the targets or solution file itself is broken.
+    """
+    if (targets is None) == (solution is None):
+        raise UsageError("give exactly one of targets or solution")
+    if targets is not None:
+        users = read_targets(targets, limits)
+    else:
+        users = _solution(solution, limits).targets
+    table = read_submission(submission, limits)
+    check_submission(table, users)
+    return table.frame.height
+
+
+def score(
+    submission: TableLike,
+    solution: TableLike | Solution,
+    *,
+    no_lost: NoLost | str = NoLost.ZERO,
+    limits: Limits = DEFAULT_LIMITS,
+) -> ScoreResult:
+    """Validate a submission against the solution, then score it: NDCG@20 for the public and
+    private splits and overall, the secondary metrics, and the per-user table.
+
+    `no_lost` says how a target user with no lost pairs counts: "zero" (default) or "exclude".
+    Nothing is scored unless every rule holds (`SubmissionError` otherwise).
+    """
+    try:
+        policy = NoLost(no_lost)
+    except ValueError:
+        raise UsageError(
+            f"no_lost = {no_lost!r}; expected one of {', '.join(p.value for p in NoLost)}"
+        ) from None
+    truth = _solution(solution, limits)
+    table = read_submission(submission, limits)
+    check_submission(table, truth.targets)
+    users = per_user(table.frame, truth, policy)
+    ignored = int(truth.users.select((pl.col("stage") == "ignored").sum()).item() or 0)
+    return ScoreResult(
+        splits=aggregate(users, truth.has_split),
+        per_user=users,
+        no_lost=policy,
+        ignored=ignored,
+    )
+
+
+def _solution(solution: TableLike | Solution | None, limits: Limits) -> Solution:
+    if isinstance(solution, Solution):
+        return solution
+    return read_solution(solution, limits)

@@ -1,0 +1,170 @@
+"""The `scorer` command: a thin shell over the library that maps errors to exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from scorer.api import score as score_submission
+from scorer.api import validate as validate_submission
+from scorer.errors import ScorerError, UsageError
+from scorer.io import DEFAULT_LIMITS, Limits, output_kind, write_table
+from scorer.ndcg_json import ndcg_json
+from scorer.scoring import METRICS, NoLost, ScoreResult
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Validate and score 'lost items' submissions (NDCG@20, public/private).",
+)
+
+#: Exit codes, stable for automation.
+OK, REJECTED, HOST = 0, 1, 2
+
+T = TypeVar("T")
+
+Submission = Annotated[Path, typer.Argument(help="Submission file: .csv, .csv.gz or .parquet.")]
+Json = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+MaxBytes = Annotated[
+    int, typer.Option(help="Largest file accepted, in bytes (compressed size for .gz).", min=1)
+]
+MaxDecompressed = Annotated[
+    int, typer.Option(help="Largest decompressed size of a .csv.gz file, in bytes.", min=1)
+]
+MaxRows = Annotated[int, typer.Option(help="Most rows a file may have.", min=1)]
+MaxLine = Annotated[int, typer.Option(help="Longest line of a CSV file, in bytes.", min=16)]
+
+
+def _run(as_json: bool, action: Callable[[], T]) -> T:
+    """Run an action; a `ScorerError` becomes a message (or JSON) and its exit code."""
+    try:
+        return action()
+    except ScorerError as exc:
+        if as_json:
+            typer.echo(json.dumps({"status": "error", **exc.to_dict()}))
+        else:
+            typer.echo(f"Error: {exc}", err=True)
+        raise typer.Exit(exc.exit_code) from None
+    except Exception as exc:  # a bug: still no traceback for the user, and an honest message
+        message = f"internal error ({type(exc).__name__}: {exc}); please report this"
+        if as_json:
+            typer.echo(json.dumps({"status": "error", "error": "internal", "message": message}))
+        else:
+            typer.echo(f"Error: {message}", err=True)
+        raise typer.Exit(HOST) from None
+
+
+def _limits(max_bytes: int, max_decompressed: int, max_rows: int, max_line: int) -> Limits:
+    return Limits(
+        max_file_bytes=max_bytes,
+        max_decompressed_bytes=max_decompressed,
+        max_rows=max_rows,
+        max_line_bytes=max_line,
+    )
+
+
+@app.command()
+def score(
+    submission: Submission,
+    solution: Annotated[Path, typer.Option(help="The organiser's solution file.")],
+    as_json: Json = False,
+    per_user: Annotated[
+        Path | None,
+        typer.Option(help="Write the per-user table here (.csv, .csv.gz or .parquet)."),
+    ] = None,
+    no_lost: Annotated[
+        NoLost, typer.Option(help="How a target user with no lost pairs counts.")
+    ] = NoLost.ZERO,
+    max_bytes: MaxBytes = DEFAULT_LIMITS.max_file_bytes,
+    max_decompressed: MaxDecompressed = DEFAULT_LIMITS.max_decompressed_bytes,
+    max_rows: MaxRows = DEFAULT_LIMITS.max_rows,
+    max_line: MaxLine = DEFAULT_LIMITS.max_line_bytes,
+) -> None:
+    """Validate a submission against the solution and print its public, private and overall
+    NDCG@20 (exit 0), or every problem of the file (exit 1)."""
+    limits = _limits(max_bytes, max_decompressed, max_rows, max_line)
+
+    def run() -> ScoreResult:
+        if per_user is not None:
+            output_kind(per_user)  # fail before the work, not after it
+        result = score_submission(submission, solution, no_lost=no_lost, limits=limits)
+        if per_user is not None:
+            write_table(result.per_user, per_user)
+        return result
+
+    result = _run(as_json, run)
+    if as_json:
+        typer.echo(json.dumps({"status": "scored", **result.to_dict()}))
+    else:
+        typer.echo(_score_table(result))
+
+
+def _score_table(result: ScoreResult) -> str:
+    names = list(METRICS.values())
+    lines = [f"{'split':<8} {'users':>7}  " + "  ".join(f"{n:>12}" for n in names)]
+    for split, values in result.splits.items():
+        if values is None:
+            continue
+        row = values.to_dict()
+        cells = "  ".join(f"{row[n]:>12.6f}" for n in names)
+        lines.append(f"{split:<8} {values.users:>7,}  {cells}")
+    return "\n".join(lines)
+
+
+@app.command()
+def validate(
+    submission: Submission,
+    targets: Annotated[
+        Path | None, typer.Option(help="The target users (one column, user_id).")
+    ] = None,
+    solution: Annotated[
+        Path | None, typer.Option(help="Or the organiser's solution, whose users are the targets.")
+    ] = None,
+    as_json: Json = False,
+    max_bytes: MaxBytes = DEFAULT_LIMITS.max_file_bytes,
+    max_decompressed: MaxDecompressed = DEFAULT_LIMITS.max_decompressed_bytes,
+    max_rows: MaxRows = DEFAULT_LIMITS.max_rows,
+    max_line: MaxLine = DEFAULT_LIMITS.max_line_bytes,
+) -> None:
+    """Check a submission with the same rules and messages as `score`, without scoring it:
+    run it before every upload."""
+    limits = _limits(max_bytes, max_decompressed, max_rows, max_line)
+
+    def run() -> int:
+        if (targets is None) == (solution is None):
+            raise UsageError("give exactly one of --targets or --solution")
+        return validate_submission(submission, targets=targets, solution=solution, limits=limits)
+
+    rows = _run(as_json, run)
+    if as_json:
+        typer.echo(json.dumps({"status": "valid", "file": submission.name, "rows": rows}))
+    else:
+        typer.echo(f"{submission.name}: valid ({rows:,} rows)")
+
+
+@app.command()
+def ndcg(
+    source: Annotated[str, typer.Argument(help="A JSON file, or - for standard input.")],
+) -> None:
+    """Score one list ranked by predicted scores. Reads {"y_true": [...], "y_score": [...],
+    "K": k} and prints {"dcg": …, "idcg": …, "ndcg": …} rounded to 6 decimals."""
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        typer.echo(ndcg_json(text))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        typer.echo(f"Error: {_one_line(exc)}", err=True)
+        raise typer.Exit(REJECTED) from None
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def main(argv: list[str] | None = None) -> Any:  # pragma: no cover - console entry
+    return app(argv)

@@ -1,0 +1,287 @@
+"""The file contract: what a submission, a solution and a targets file must hold."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from scorer.errors import Code, HostError, Issue, Problem, Report, SubmissionError, problem
+from scorer.io import DEFAULT_LIMITS, Limits, Rejected, TableLike
+from scorer.parse import K, Spec, Table, read_table
+
+SUBMISSION = Spec(
+    role="submission",
+    required={"user_id": "id", "edition_id": "id", "rank": "rank"},
+    optional={},
+)
+SOLUTION = Spec(
+    role="solution",
+    required={"user_id": "id", "edition_id": "id"},
+    optional={"stage": "stage", "Usage": "stage", "grade": "grade"},
+    nullable=frozenset({"edition_id"}),
+)
+TARGETS = Spec(role="targets", required={"user_id": "id"}, optional={})
+
+#: Every user's ranks 1..K as one bit each: a user whose ranks OR to this has all K of them.
+ALL_RANKS = (1 << K) - 1
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The organiser's hidden truth, validated.
+
+    `users`: one row per target user: user_id, stage ('public', 'private', 'ignored', or null
+    without a split column), n_relevant (pairs with grade > 0).
+    `pairs`: user_id, edition_id, grade (> 0) for every hidden lost pair.
+    """
+
+    users: pl.DataFrame
+    pairs: pl.DataFrame
+    has_split: bool
+    graded: bool
+
+    @property
+    def targets(self) -> pl.Series:
+        return self.users.get_column("user_id")
+
+
+def read_solution(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Solution:
+    """Read and check the organiser's solution; any problem is a `HostError` (exit 2)."""
+    table = _host_table(source, SOLUTION, limits)
+    frame = table.frame
+    problems = list(table.problems)
+    if "stage" in frame.columns and "Usage" in frame.columns:
+        problems.append(
+            problem(Code.DUPLICATE_COLUMN, 1, [Issue(Code.DUPLICATE_COLUMN, "line 1: both "
+                    "'stage' and 'Usage' name the split; keep one", line=1)])
+        )
+    split = "stage" if "stage" in frame.columns else "Usage" if "Usage" in frame.columns else None
+    frame = frame.select(
+        "line",
+        "user_id",
+        "edition_id",
+        (pl.col(split) if split else pl.lit(None, pl.String)).alias("stage"),
+        (pl.col("grade") if "grade" in frame.columns else pl.lit(1, pl.Int64)).alias("grade"),
+    ).filter(pl.col("user_id").is_not_null())
+    problems += _duplicates(
+        frame.filter(pl.col("edition_id").is_not_null()),
+        ["user_id", "edition_id"],
+        Code.DUPLICATE_PAIR,
+        "pair (user {user}, edition {value})",
+        "edition_id",
+        table.unit,
+    )
+    if split:
+        mixed = (
+            frame.filter(pl.col("stage").is_not_null())
+            .group_by("user_id")
+            .agg(pl.col("stage").n_unique().alias("n"), pl.col("line").min())
+            .filter(pl.col("n") > 1)
+            .sort("line")
+        )
+        problems.append(
+            problem(
+                Code.MIXED_STAGE,
+                mixed.height,
+                [
+                    Issue(Code.MIXED_STAGE, f"{table.unit} {ln}: user {u} has rows in more than "
+                          f"one stage; a user's {split} must be the same on all its rows",
+                          line=ln, user=str(u), column=split)
+                    for u, _, ln in mixed.head(5).rows()
+                ],
+            )
+        )
+    both = (
+        frame.group_by("user_id")
+        .agg(
+            pl.col("edition_id").is_null().any().alias("empty"),
+            pl.col("edition_id").is_not_null().any().alias("pairs"),
+            pl.col("line").filter(pl.col("edition_id").is_null()).min().alias("line"),
+        )
+        .filter(pl.col("empty") & pl.col("pairs"))
+        .sort("line")
+    )
+    problems.append(
+        problem(
+            Code.EMPTY_AND_PAIRS,
+            both.height,
+            [
+                Issue(Code.EMPTY_AND_PAIRS, f"{table.unit} {ln}: user {u} has an empty "
+                      "edition_id (no lost pairs) and lost pairs on other rows", line=ln,
+                      user=str(u), column="edition_id")
+                for u, *_, ln in both.head(5).rows()
+            ],
+        )
+    )
+    report = Report.of(table.file, problems)
+    if report:
+        raise HostError("solution", report)
+    relevant = frame.filter(pl.col("edition_id").is_not_null() & (pl.col("grade") > 0))
+    users = (
+        frame.group_by("user_id")
+        .agg(pl.col("stage").first(), pl.col("line").min())
+        .join(relevant.group_by("user_id").len("n_relevant"), on="user_id", how="left")
+        .sort("line")
+        .select("user_id", "stage", pl.col("n_relevant").fill_null(0).cast(pl.Int64))
+    )
+    return Solution(
+        users=users,
+        pairs=relevant.select("user_id", "edition_id", "grade"),
+        has_split=split is not None,
+        graded=bool(relevant.select((pl.col("grade") != 1).any()).item()),
+    )
+
+
+def read_targets(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> pl.Series:
+    """Read the participants' list of target users; any problem is a `HostError` (exit 2)."""
+    table = _host_table(source, TARGETS, limits)
+    problems = list(table.problems)
+    problems += _duplicates(
+        table.frame.filter(pl.col("user_id").is_not_null()),
+        ["user_id"],
+        Code.DUPLICATE_USER,
+        "user {value}",
+        "user_id",
+        table.unit,
+    )
+    report = Report.of(table.file, problems)
+    if report:
+        raise HostError("targets", report)
+    return table.frame.get_column("user_id")
+
+
+def _host_table(source: TableLike, spec: Spec, limits: Limits) -> Table:
+    try:
+        return read_table(source, spec, limits)
+    except Rejected as exc:
+        raise HostError(spec.role, exc.report) from None
+
+
+def read_submission(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Table:
+    """Read a submission's cells; a file whose rows cannot be judged is a `SubmissionError`."""
+    try:
+        return read_table(source, SUBMISSION, limits)
+    except Rejected as exc:
+        raise SubmissionError(exc.report) from None
+
+
+def check_submission(table: Table, targets: pl.Series) -> None:
+    """Apply every rule; raise one `SubmissionError` listing every problem, or return."""
+    if not table.problems and _passes_screen(table.frame, targets):
+        return
+    report = Report.of(table.file, [*table.problems, *_row_problems(table, targets)])
+    if report:
+        raise SubmissionError(report)
+
+
+def _passes_screen(frame: pl.DataFrame, targets: pl.Series) -> bool:
+    """A fast test that every rule holds, in one pass of aggregates: each user has K rows whose
+    ranks OR to all K bits (so ranks 1..K each once) and K distinct editions, and the users
+    are exactly the targets. Any doubt sends the file to `_row_problems` for the details."""
+    per_user = frame.group_by("user_id").agg(
+        pl.len().alias("n"),
+        (pl.lit(2, pl.Int64).pow(pl.col("rank") - 1)).bitwise_or().alias("ranks"),
+        pl.col("edition_id").n_unique().alias("editions"),
+    )
+    ok = per_user.select(
+        (pl.col("n") == K).all() & (pl.col("ranks") == ALL_RANKS).all()
+        & (pl.col("editions") == K).all(),
+        pl.len(),
+    ).row(0)
+    if not ok[0] or ok[1] != targets.len():
+        return False
+    known = per_user.join(pl.DataFrame({"user_id": targets}), on="user_id", how="semi")
+    return bool(known.height == targets.len())
+
+
+def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
+    """Every row-level rule with the first few offending lines; cells that broke their own
+    rule are null in `table.frame` and were counted already."""
+    frame = table.frame
+    unit = table.unit
+    found: list[Problem] = []
+    target_frame = pl.DataFrame({"user_id": targets}).with_row_index("_order")
+    rows = frame.filter(pl.col("user_id").is_not_null())
+    known = rows.join(target_frame, on="user_id", how="semi")
+    found += _duplicates(known.filter(pl.col("rank").is_not_null()), ["user_id", "rank"],
+                         Code.DUPLICATE_RANK, "rank {value}", "rank", unit)
+    found += _duplicates(known.filter(pl.col("edition_id").is_not_null()),
+                         ["user_id", "edition_id"], Code.DUPLICATE_EDITION, "edition {value}",
+                         "edition_id", unit)
+    counts = (
+        known.group_by("user_id")
+        .agg(pl.len().alias("n"), pl.col("line").min().alias("first"),
+             pl.col("line").max().alias("last"))
+        .filter(pl.col("n") != K)
+        .sort("first")
+    )
+    found.append(
+        problem(
+            Code.WRONG_ROW_COUNT,
+            counts.height,
+            [
+                Issue(Code.WRONG_ROW_COUNT, f"{unit} {first}: user {u} has {n} rows ({unit}s "
+                      f"{first}–{last}); expected exactly {K}", line=first, user=str(u),
+                      column="user_id", value=str(n))
+                for u, n, first, last in counts.head(5).rows()
+            ],
+        )
+    )
+    missing = target_frame.join(rows.select("user_id").unique(), on="user_id", how="anti")
+    missing = missing.sort("_order")
+    found.append(
+        problem(
+            Code.MISSING_USER,
+            missing.height,
+            [
+                Issue(Code.MISSING_USER, f"user {u} is missing; expected {K} rows for every "
+                      "target user", user=str(u), column="user_id", value=str(u))
+                for u in missing.head(5).get_column("user_id")
+            ],
+        )
+    )
+    unknown = (
+        rows.join(target_frame, on="user_id", how="anti")
+        .group_by("user_id")
+        .agg(pl.col("line").min(), pl.len().alias("n"))
+        .sort("line")
+    )
+    found.append(
+        problem(
+            Code.UNKNOWN_USER,
+            unknown.height,
+            [
+                Issue(Code.UNKNOWN_USER, f"{unit} {ln}: user {u} is not a target user "
+                      f"({n} {'row' if n == 1 else 'rows'})", line=ln, user=str(u),
+                      column="user_id", value=str(u))
+                for u, ln, n in unknown.head(5).rows()
+            ],
+        )
+    )
+    return found
+
+
+def _duplicates(
+    frame: pl.DataFrame, keys: list[str], code: Code, what: str, column: str, unit: str
+) -> list[Problem]:
+    """Rows repeating an earlier row's `keys`, each naming the line it repeats."""
+    repeats = (
+        frame.select("line", *keys)
+        .with_columns(pl.col("line").min().over(keys).alias("_first"))
+        .filter(pl.col("line") != pl.col("_first"))
+        .sort("line")
+    )
+    if repeats.height == 0:
+        return []
+    examples = []
+    for row in repeats.head(5).iter_rows(named=True):
+        user = row.get("user_id")
+        label = what.format(user=user, value=row[column])
+        owner = f" for user {user}" if "user_id" in keys and column != "user_id" else ""
+        examples.append(
+            Issue(code, f"{unit} {row['line']}: {label} repeats {unit} {row['_first']}{owner}",
+                  line=row["line"], user=None if user is None else str(user), column=column,
+                  value=str(row[column]))
+        )
+    return [problem(code, repeats.height, examples)]

@@ -1,0 +1,217 @@
+"""One error model: problems found in a file, grouped by stable code, safe to show to participants."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+#: How many examples each code shows in a report; the count always covers every row.
+MAX_EXAMPLES = 5
+
+#: Offending values are shown up to this many characters, so a 100 MB line stays readable.
+MAX_VALUE_CHARS = 40
+
+
+class Code(StrEnum):
+    """Stable problem codes; `task.md` documents each one with an example message."""
+
+    # The file as a whole: rows cannot be judged, so these are reported alone.
+    FILE_NOT_FOUND = "file_not_found"
+    FILE_TOO_LARGE = "file_too_large"
+    FILE_EMPTY = "file_empty"
+    FILE_FORMAT = "file_format"
+    FILE_ENCODING = "file_encoding"
+    FILE_CORRUPT = "file_corrupt"
+    TOO_MANY_ROWS = "too_many_rows"
+    NO_ROWS = "no_rows"
+    BAD_DELIMITER = "bad_delimiter"
+    MISSING_COLUMN = "missing_column"
+    UNKNOWN_COLUMN = "unknown_column"
+    DUPLICATE_COLUMN = "duplicate_column"
+    COLUMN_TYPE = "column_type"
+    # One row: every such problem of a file is reported together.
+    LINE_TOO_LONG = "line_too_long"
+    FIELD_COUNT = "field_count"
+    INVALID_ID = "invalid_id"
+    INVALID_RANK = "invalid_rank"
+    DUPLICATE_RANK = "duplicate_rank"
+    DUPLICATE_EDITION = "duplicate_edition"
+    WRONG_ROW_COUNT = "wrong_row_count"
+    MISSING_USER = "missing_user"
+    UNKNOWN_USER = "unknown_user"
+    # The organiser's files only (solution, targets).
+    INVALID_STAGE = "invalid_stage"
+    MIXED_STAGE = "mixed_stage"
+    DUPLICATE_PAIR = "duplicate_pair"
+    DUPLICATE_USER = "duplicate_user"
+    INVALID_GRADE = "invalid_grade"
+    EMPTY_AND_PAIRS = "empty_and_pairs"
+
+
+#: Codes that make the rest of a file unreadable; a report holding one holds nothing else.
+STRUCTURAL = frozenset(
+    {
+        Code.FILE_NOT_FOUND,
+        Code.FILE_TOO_LARGE,
+        Code.FILE_EMPTY,
+        Code.FILE_FORMAT,
+        Code.FILE_ENCODING,
+        Code.FILE_CORRUPT,
+        Code.TOO_MANY_ROWS,
+        Code.NO_ROWS,
+        Code.BAD_DELIMITER,
+        Code.MISSING_COLUMN,
+        Code.UNKNOWN_COLUMN,
+        Code.DUPLICATE_COLUMN,
+        Code.COLUMN_TYPE,
+    }
+)
+
+
+def shorten(value: object) -> str:
+    """A value as a participant typed it, cut to `MAX_VALUE_CHARS` with its full length noted."""
+    text = str(value)
+    if len(text) <= MAX_VALUE_CHARS:
+        return text
+    return f"{text[:MAX_VALUE_CHARS]}… ({len(text):,} characters)"
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One offending place of a file: where it is, what was found and what was expected."""
+
+    code: Code
+    message: str
+    line: int | None = None
+    user: str | None = None
+    column: str | None = None
+    value: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": str(self.code),
+            "line": self.line,
+            "user": self.user,
+            "column": self.column,
+            "value": self.value,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Every occurrence of one code in a file: the full count and the first few examples."""
+
+    code: Code
+    count: int
+    examples: tuple[Issue, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": str(self.code),
+            "count": self.count,
+            "examples": [issue.to_dict() for issue in self.examples],
+        }
+
+
+@dataclass(frozen=True)
+class Report:
+    """All problems of one file, in the order of the codes in `Code`."""
+
+    file: str
+    problems: tuple[Problem, ...] = field(default=())
+
+    @classmethod
+    def of(cls, file: str, problems: Iterable[Problem]) -> Report:
+        kept = [p for p in problems if p.count > 0]
+        order = {code: i for i, code in enumerate(Code)}
+        kept.sort(key=lambda p: order[p.code])
+        return cls(file=file, problems=tuple(kept))
+
+    @property
+    def total(self) -> int:
+        return sum(p.count for p in self.problems)
+
+    @property
+    def codes(self) -> list[str]:
+        return [str(p.code) for p in self.problems]
+
+    def __bool__(self) -> bool:
+        return bool(self.problems)
+
+    def render(self) -> str:
+        """The report for people: a headline with the total, then each code with examples."""
+        noun = "problem" if self.total == 1 else "problems"
+        lines = [f"{self.file}: {self.total:,} {noun} found"]
+        for problem in self.problems:
+            times = "time" if problem.count == 1 else "times"
+            lines.append(f"  [{problem.code}] {problem.count:,} {times}")
+            lines.extend(f"    {issue.message}" for issue in problem.examples)
+            hidden = problem.count - len(problem.examples)
+            if hidden > 0:
+                lines.append(f"    … and {hidden:,} more")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "total": self.total,
+            "problems": [p.to_dict() for p in self.problems],
+        }
+
+
+class ScorerError(Exception):
+    """Base of every error the scorer raises on purpose; `exit_code` is the CLI's."""
+
+    exit_code = 2
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"error": type(self).__name__, "message": str(self)}
+
+
+class SubmissionError(ScorerError):
+    """The participant's file breaks the contract; safe to show to the participant as it is."""
+
+    exit_code = 1
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        super().__init__(f"submission rejected: {report.render()}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"error": "submission_rejected", "report": self.report.to_dict()}
+
+
+class HostError(ScorerError):
+    """The organiser's own file (solution or targets) is broken: never the participant's fault."""
+
+    exit_code = 2
+
+    def __init__(self, role: str, report: Report) -> None:
+        self.role = role
+        self.report = report
+        super().__init__(
+            f"the {role} file is broken (an organiser's problem, not the participant's): "
+            f"{report.render()}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"error": "host_error", "role": self.role, "report": self.report.to_dict()}
+
+
+class UsageError(ScorerError):
+    """A wrong argument or option: the caller's mistake, not a file's."""
+
+    exit_code = 2
+
+
+def single(file: str, code: Code, message: str, **where: Any) -> Report:
+    """A report holding one structural problem."""
+    issue = Issue(code=code, message=message, **where)
+    return Report.of(file, [Problem(code=code, count=1, examples=(issue,))])
+
+
+def problem(code: Code, count: int, examples: Sequence[Issue]) -> Problem:
+    return Problem(code=code, count=count, examples=tuple(examples[:MAX_EXAMPLES]))

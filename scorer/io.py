@@ -1,0 +1,337 @@
+"""Read CSV, CSV.gz, Parquet files and data frames into typed tables, within size limits."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import tempfile
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from scorer.errors import Code, Issue, Problem, Report, UsageError, shorten, single
+
+#: Anything the API accepts as a table: a path, or a polars or pandas data frame.
+TableLike = str | Path | pl.DataFrame | pl.LazyFrame | Any
+
+#: Bytes that polars' integer parser tolerates but the contract does not ('+1', '-0', ' 1'):
+#: a file free of them can take the fast typed read, which then accepts exactly what the
+#: contract accepts.
+LENIENT_BYTES = (b"+", b"-", b" ", b"\t")
+
+CHUNK = 16 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps that keep a hostile file from exhausting memory; each breach is a clear error."""
+
+    max_file_bytes: int = 4 << 30
+    max_decompressed_bytes: int = 8 << 30
+    max_rows: int = 250_000_000
+    max_line_bytes: int = 4096
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class Rejected(Exception):
+    """Raised inside the readers; the caller turns it into a participant or host error."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        super().__init__(report.render())
+
+
+@dataclass(frozen=True)
+class Text:
+    """A CSV file's bytes (or its path, when it can be read in place) and what a scan found."""
+
+    source: Path | bytes
+    header: list[str]
+    lines: int
+    lenient: bool
+
+    @property
+    def rows(self) -> int:
+        return max(self.lines - 1, 0)
+
+
+def describe(source: TableLike) -> str:
+    """The name a report gives a source: the file name, or what kind of frame it is."""
+    if isinstance(source, str | Path):
+        return Path(source).name
+    return f"<{type(source).__module__.split('.')[0]} DataFrame>"
+
+
+def kind_of(path: Path) -> Literal["csv", "csv.gz", "parquet"] | None:
+    name = path.name.lower()
+    if name.endswith(".csv.gz"):
+        return "csv.gz"
+    if name.endswith(".csv"):
+        return "csv"
+    if name.endswith(".parquet"):
+        return "parquet"
+    return None
+
+
+_MAGIC = {
+    b"\x1f\x8b": "gzip-compressed",
+    b"PAR1": "a Parquet file",
+    b"PK\x03\x04": "a ZIP archive or Excel workbook",
+    b"\xd0\xcf\x11\xe0": "an old Excel workbook",
+    b"\x89PNG": "a PNG image",
+    b"%PDF": "a PDF document",
+}
+
+
+def _sniff(head: bytes) -> str | None:
+    """What a file that should be CSV text is instead, judged by its first bytes."""
+    for magic, what in _MAGIC.items():
+        if head.startswith(magic):
+            return what
+    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if stripped[:1] in (b"{", b"["):
+        return "JSON"
+    if b"\x00" in head[:4096]:
+        return "binary data (it holds NUL bytes)"
+    return None
+
+
+def open_path(path: Path, file: str, limits: Limits) -> tuple[str, Path | bytes]:
+    """Check a path exists, is within limits and is what its suffix says; return its kind and
+    its content (the path itself for a plain CSV or Parquet file, bytes for a gzip file)."""
+    if not path.is_file():
+        raise Rejected(single(file, Code.FILE_NOT_FOUND, f"{file}: no such file"))
+    kind = kind_of(path)
+    if kind is None:
+        raise Rejected(
+            single(
+                file,
+                Code.FILE_FORMAT,
+                f"{file}: unsupported file name; expected a name ending in .csv, .csv.gz "
+                "or .parquet",
+            )
+        )
+    size = path.stat().st_size
+    if size > limits.max_file_bytes:
+        raise Rejected(
+            single(
+                file,
+                Code.FILE_TOO_LARGE,
+                f"{file}: the file has {size:,} bytes; at most {limits.max_file_bytes:,} "
+                "are accepted",
+            )
+        )
+    with path.open("rb") as handle:
+        head = handle.read(8192)
+    if kind == "csv.gz":
+        if not head.startswith(b"\x1f\x8b"):
+            raise Rejected(
+                single(file, Code.FILE_FORMAT, f"{file}: the name ends in .gz but the file "
+                       "is not gzip-compressed")
+            )
+        return kind, gunzip(path, file, limits)
+    if kind == "parquet":
+        if size and not head.startswith(b"PAR1"):
+            what = _sniff(head) or "not a Parquet file"
+            raise Rejected(
+                single(file, Code.FILE_FORMAT, f"{file}: the name ends in .parquet but the "
+                       f"file is {what}")
+            )
+        return kind, path
+    what = _sniff(head)
+    if what is not None:
+        hint = "; name it .csv.gz" if what == "gzip-compressed" else ""
+        raise Rejected(
+            single(file, Code.FILE_FORMAT, f"{file}: expected CSV text, found {what}{hint}")
+        )
+    return kind, path
+
+
+def gunzip(path: Path, file: str, limits: Limits) -> bytes:
+    """Decompress every gzip member, stopping as soon as the output passes the cap."""
+    out: list[bytes] = []
+    total = 0
+    inflater = zlib.decompressobj(wbits=31)
+    inside = False  # a member was started and has not ended yet
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(CHUNK):
+                while chunk:
+                    inside = True
+                    piece = inflater.decompress(chunk, CHUNK)
+                    total += len(piece)
+                    if total > limits.max_decompressed_bytes:
+                        raise Rejected(
+                            single(
+                                file,
+                                Code.FILE_TOO_LARGE,
+                                f"{file}: the file expands to more than "
+                                f"{limits.max_decompressed_bytes:,} bytes when decompressed",
+                            )
+                        )
+                    out.append(piece)
+                    if inflater.eof:
+                        inside = False
+                        chunk = inflater.unused_data
+                        inflater = zlib.decompressobj(wbits=31)
+                        if not chunk.startswith(b"\x1f\x8b"):
+                            break  # zero padding after the last member, as some tools write
+                    else:
+                        chunk = inflater.unconsumed_tail
+        if inside:
+            raise zlib.error("the data ends in the middle of a compressed member")
+    except zlib.error as exc:
+        raise Rejected(
+            single(file, Code.FILE_CORRUPT, f"{file}: the gzip data is truncated or corrupt ({exc})")
+        ) from None
+    return b"".join(out)
+
+
+def scan_text(file: str, content: Path | bytes, limits: Limits) -> Text:
+    """One pass over a CSV's bytes: the header, the line count and whether the fast read is
+    safe; structural problems (empty, binary, undecodable header, wrong delimiter) raise."""
+    lines = 0
+    lenient = False
+    last = b""
+    head = b""
+    for chunk in _chunks(content):
+        if not head:
+            head = chunk[: limits.max_line_bytes + 4]
+        lines += chunk.count(b"\n")
+        lenient = lenient or any(chunk.find(b) >= 0 for b in LENIENT_BYTES)
+        last = chunk[-1:]
+    if last and last != b"\n":
+        lines += 1
+    if not head.strip(b"\xef\xbb\xbf \t\r\n"):
+        raise Rejected(single(file, Code.FILE_EMPTY, f"{file}: the file is empty"))
+    if b"\x00" in head:
+        raise Rejected(
+            single(file, Code.FILE_FORMAT, f"{file}: expected CSV text, found binary data "
+                   "(it holds NUL bytes)")
+        )
+    first = head.split(b"\n", 1)[0]
+    if len(first) > limits.max_line_bytes:
+        raise Rejected(
+            single(file, Code.LINE_TOO_LONG, f"{file}: line 1 (the header) is longer than "
+                   f"{limits.max_line_bytes:,} bytes", line=1)
+        )
+    try:
+        text = first.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Rejected(
+            single(file, Code.FILE_ENCODING, f"{file}: line 1 (the header) is not UTF-8 text",
+                   line=1)
+        ) from None
+    header = [_unquote(name.strip()) for name in text.lstrip("\ufeff").rstrip("\r").split(",")]
+    if lines - 1 > limits.max_rows:
+        raise Rejected(
+            single(file, Code.TOO_MANY_ROWS, f"{file}: the file has {lines - 1:,} rows; at most "
+                   f"{limits.max_rows:,} are accepted")
+        )
+    return Text(source=content, header=header, lines=lines, lenient=lenient)
+
+
+def _chunks(content: Path | bytes) -> Any:
+    if isinstance(content, bytes):
+        view = memoryview(content)
+        for start in range(0, len(view), CHUNK):
+            yield bytes(view[start : start + CHUNK])
+        return
+    with content.open("rb") as handle:
+        while chunk := handle.read(CHUNK):
+            yield chunk
+
+
+def _unquote(field: str) -> str:
+    if len(field) >= 2 and field[0] == field[-1] == '"':
+        return field[1:-1].replace('""', '"')
+    return field
+
+
+def check_header(
+    file: str, header: Sequence[str], required: Sequence[str], optional: Sequence[str] = ()
+) -> None:
+    """Every required column once, optional ones at most once, nothing else; any order."""
+    problems: list[str] = []
+    codes: list[Code] = []
+    known = [*required, *optional]
+    if len(header) == 1 and any(sep in header[0] for sep in (";", "\t", "|")):
+        sep = next(s for s in (";", "\t", "|") if s in header[0])
+        raise Rejected(
+            single(file, Code.BAD_DELIMITER, f"{file}: line 1: the columns are separated by "
+                   f"{sep!r}; expected ',' (header {', '.join(known)})", line=1)
+        )
+    for name in required:
+        if name not in header:
+            codes.append(Code.MISSING_COLUMN)
+            problems.append(f"{file}: line 1: column {name!r} is missing; expected the header "
+                            f"{','.join(required)}")
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            codes.append(Code.DUPLICATE_COLUMN)
+            problems.append(f"{file}: line 1: column {name!r} appears more than once")
+        elif name not in known:
+            codes.append(Code.UNKNOWN_COLUMN)
+            problems.append(f"{file}: line 1: unexpected column {_show(name)}; expected only "
+                            f"{', '.join(known)}")
+        seen.add(name)
+    if problems:
+        grouped: dict[Code, list[Issue]] = {}
+        for code, message in zip(codes, problems, strict=True):
+            grouped.setdefault(code, []).append(Issue(code=code, message=message, line=1))
+        raise Rejected(
+            Report.of(file, [Problem(c, len(v), tuple(v)) for c, v in grouped.items()])
+        )
+
+
+def _show(value: str) -> str:
+    return repr(shorten(value))
+
+
+def output_kind(path: Path) -> Literal["csv", "csv.gz", "parquet"]:
+    """The format an output file's name asks for; a `UsageError` for any other name."""
+    kind = kind_of(path)
+    if kind is None:
+        raise UsageError(f"{path}: expected an output name ending in .csv, .csv.gz or .parquet")
+    if not path.parent.is_dir():
+        raise UsageError(f"{path}: the folder {path.parent} does not exist")
+    return kind
+
+
+def write_table(frame: pl.DataFrame, path: Path) -> None:
+    """Write a frame in the format its suffix names, atomically: a temporary file in the same
+    folder renamed over the target, so a failure leaves no partial file and the old one intact."""
+    kind = output_kind(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        if kind == "parquet":
+            frame.write_parquet(tmp)
+        elif kind == "csv.gz":
+            with gzip.open(tmp, "wb") as handle:
+                frame.write_csv(handle)
+        else:
+            frame.write_csv(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text(text: str, path: Path) -> None:
+    """Write text atomically, as `write_table` does."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

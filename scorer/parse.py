@@ -1,0 +1,386 @@
+"""Turn a file or frame into a typed table with line numbers, judging every cell on the way."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import polars as pl
+
+from scorer.errors import Code, Issue, Problem, Report, problem, shorten, single
+from scorer.io import (
+    DEFAULT_LIMITS,
+    Limits,
+    Rejected,
+    TableLike,
+    Text,
+    check_header,
+    describe,
+    open_path,
+    scan_text,
+)
+
+Kind = Literal["id", "rank", "stage", "grade"]
+
+#: The cut-off of the competition: 20 ranked editions a user.
+K = 20
+
+#: Relevance grades a solution may carry (binary competitions use 1 for every lost pair).
+MAX_GRADE = 10
+
+#: What each kind of cell must hold, as messages say it.
+EXPECTED: Mapping[Kind, str] = {
+    "id": "a non-negative integer written in digits",
+    "rank": f"an integer 1..{K}",
+    "stage": "public, private or ignored",
+    "grade": f"an integer 0..{MAX_GRADE}",
+}
+
+STAGES = ("public", "private", "ignored")
+
+_DTYPE: Mapping[Kind, type[pl.DataType]] = {
+    "id": pl.Int64,
+    "rank": pl.Int64,
+    "stage": pl.String,
+    "grade": pl.Int64,
+}
+
+_CODE: Mapping[Kind, Code] = {
+    "id": Code.INVALID_ID,
+    "rank": Code.INVALID_RANK,
+    "stage": Code.INVALID_STAGE,
+    "grade": Code.INVALID_GRADE,
+}
+
+
+@dataclass(frozen=True)
+class Spec:
+    """The columns one kind of file has; `nullable` ones may be empty."""
+
+    role: str
+    required: Mapping[str, Kind]
+    optional: Mapping[str, Kind]
+    nullable: frozenset[str] = frozenset()
+
+    def kinds(self, header: list[str]) -> dict[str, Kind]:
+        every = {**self.required, **self.optional}
+        return {name: every[name] for name in header}
+
+
+@dataclass(frozen=True)
+class Table:
+    """Typed columns plus `line`, the 1-based line of the file (the row, for Parquet/frames).
+    A cell that broke its rule is null here and counted in `problems`."""
+
+    file: str
+    frame: pl.DataFrame
+    problems: tuple[Problem, ...]
+    unit: Literal["line", "row"]
+
+
+def read_table(source: TableLike, spec: Spec, limits: Limits = DEFAULT_LIMITS) -> Table:
+    """Read a path (CSV, CSV.gz, Parquet) or a polars/pandas frame; raise `Rejected` for a
+    file whose rows cannot be judged at all."""
+    file = describe(source)
+    if isinstance(source, str | Path):
+        kind, content = open_path(Path(source), file, limits)
+        if kind == "parquet":
+            assert isinstance(content, Path)
+            return _from_frame(file, _read_parquet(content, file), spec, limits)
+        text = scan_text(file, content, limits)
+        check_header(file, text.header, list(spec.required), list(spec.optional))
+        return _from_text(file, text, spec, limits)
+    return _from_frame(file, _to_polars(source, file), spec, limits)
+
+
+def _read_parquet(path: Path, file: str) -> pl.DataFrame:
+    try:
+        return pl.read_parquet(path)
+    except Exception as exc:  # polars, pyarrow and OS errors all mean the same to the user
+        raise Rejected(
+            single(file, Code.FILE_CORRUPT, f"{file}: not a readable Parquet file "
+                   f"({type(exc).__name__})")
+        ) from None
+
+
+def _to_polars(source: object, file: str) -> pl.DataFrame:
+    if isinstance(source, pl.LazyFrame):
+        return source.collect()
+    if isinstance(source, pl.DataFrame):
+        return source
+    if type(source).__module__.split(".")[0] == "pandas":
+        return pl.from_pandas(source)  # type: ignore[arg-type]
+    raise Rejected(
+        single(file, Code.FILE_FORMAT, f"expected a path or a polars/pandas DataFrame, got "
+               f"{type(source).__name__}")
+    )
+
+
+def _from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
+    kinds = spec.kinds(text.header)
+    if text.rows == 0:
+        raise Rejected(single(file, Code.NO_ROWS, f"{file}: the file has a header but no rows"))
+    if not text.lenient:
+        fast = _typed_read(text, kinds, spec)
+        if fast is not None:
+            return _judge(file, fast, kinds, "line", [])
+    return _diagnose(file, text, kinds, spec, limits)
+
+
+def _typed_read(text: Text, kinds: dict[str, Kind], spec: Spec) -> pl.DataFrame | None:
+    """Parse with a typed schema: the fast path for a clean file. None when any cell fails to
+    parse, is empty where it may not be, or lines do not map one to one onto rows."""
+    schema = {name: _DTYPE[kind] for name, kind in kinds.items()}
+    try:
+        frame = pl.read_csv(text.source, schema=schema, has_header=True, raise_if_empty=False)
+    except pl.exceptions.PolarsError:
+        return None
+    if frame.height != text.rows:
+        return None
+    required = [name for name in kinds if name not in spec.nullable]
+    if frame.select(pl.any_horizontal(pl.col(required).is_null()).any()).item():
+        return None
+    return frame.with_row_index("line", offset=2).with_columns(pl.col("line").cast(pl.Int64))
+
+
+def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits: Limits) -> Table:
+    """The careful path: every physical line, every field as text, every cell judged."""
+    names = list(kinds)
+    try:
+        body = (
+            pl.scan_lines(text.source, name="text", row_index_name="line", row_index_offset=1)
+            .filter(pl.col("line") > 1, pl.col("text").str.strip_chars().str.len_bytes() > 0)
+            .with_columns(
+                pl.col("line").cast(pl.Int64),
+                _long=pl.col("text").str.len_bytes() > limits.max_line_bytes,
+                _fields=pl.col("text").str.split(","),
+            )
+            .with_columns(_n=pl.col("_fields").list.len())
+            .collect()
+        )
+    except pl.exceptions.ComputeError:
+        raise Rejected(_encoding_report(file, text)) from None
+    issues: list[Problem] = []
+    long = body.filter("_long")
+    if long.height:
+        issues.append(
+            problem(
+                Code.LINE_TOO_LONG,
+                long.height,
+                [
+                    Issue(Code.LINE_TOO_LONG, f"line {ln}: the line has {n:,} bytes; at most "
+                          f"{limits.max_line_bytes:,} are accepted", line=ln)
+                    for ln, n in long.head(5).select("line", pl.col("text").str.len_bytes()).rows()
+                ],
+            )
+        )
+    ragged = body.filter(~pl.col("_long") & (pl.col("_n") != len(names)))
+    if ragged.height:
+        issues.append(
+            problem(
+                Code.FIELD_COUNT,
+                ragged.height,
+                [
+                    Issue(Code.FIELD_COUNT, f"line {ln}: found {n} fields, expected "
+                          f"{len(names)} ({','.join(names)}): {_quote(t)}", line=ln,
+                          value=shorten(t))
+                    for ln, n, t in ragged.head(5).select("line", "_n", "text").rows()
+                ],
+            )
+        )
+    cells = body.filter(~pl.col("_long") & (pl.col("_n") == len(names))).select(
+        "line",
+        *[
+            _unquote(pl.col("_fields").list.get(i).str.strip_suffix("\r")).alias(name)
+            if i == len(names) - 1
+            else _unquote(pl.col("_fields").list.get(i)).alias(name)
+            for i, name in enumerate(names)
+        ],
+    )
+    typed, bad = _parse_cells(file, cells, kinds, spec, "line")
+    return _judge(file, typed, kinds, "line", [*issues, *bad])
+
+
+def _encoding_report(file: str, text: Text) -> Report:
+    data = text.source if isinstance(text.source, bytes) else text.source.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return single(
+            file,
+            Code.FILE_ENCODING,
+            f"{file}: line {line}: byte 0x{data[exc.start]:02x} is not UTF-8 text; save the "
+            "file as UTF-8",
+            line=line,
+        )
+    return single(file, Code.FILE_ENCODING, f"{file}: the file could not be read as UTF-8 text")
+
+
+def _unquote(cell: pl.Expr) -> pl.Expr:
+    quoted = cell.str.starts_with('"') & cell.str.ends_with('"') & (cell.str.len_chars() >= 2)
+    inner = cell.str.slice(1, cell.str.len_chars() - 2).str.replace_all('""', '"', literal=True)
+    return pl.when(quoted).then(inner).otherwise(cell)
+
+
+def _quote(value: str) -> str:
+    return repr(shorten(value))
+
+
+def _parse_cells(
+    file: str, cells: pl.DataFrame, kinds: dict[str, Kind], spec: Spec, unit: str
+) -> tuple[pl.DataFrame, list[Problem]]:
+    """Text cells to typed ones. A cell that is not a plain integer becomes null and an issue;
+    ranges and stage values are judged later, on typed values, in `_judge`."""
+    exprs: list[pl.Expr] = [pl.col("line")]
+    bad: dict[str, pl.Expr] = {}
+    for name, kind in kinds.items():
+        cell = pl.col(name)
+        if kind == "stage":
+            exprs.append(cell)
+            continue
+        digits = cell.str.contains(r"^[0-9]+$")
+        value = pl.when(digits).then(cell.str.to_integer(strict=False))
+        if name in spec.nullable:
+            bad[name] = (cell.is_not_null() & (cell != "")) & value.is_null()
+        else:
+            bad[name] = value.is_null()
+        exprs.append(value.cast(pl.Int64).alias(name))
+    typed = cells.select(exprs)
+    flags = cells.select("line", *[e.alias(f"_bad_{n}") for n, e in bad.items()])
+    problems: list[Problem] = []
+    user = typed.get_column("user_id") if "user_id" in typed.columns else None
+    for name, kind in kinds.items():
+        if name not in bad:
+            continue
+        mask = flags.get_column(f"_bad_{name}")
+        count = int(mask.sum())
+        if not count:
+            continue
+        rows = cells.with_columns(_user=user).filter(mask).head(5) if user is not None else (
+            cells.filter(mask).head(5).with_columns(_user=pl.lit(None, pl.Int64))
+        )
+        problems.append(
+            problem(
+                _CODE[kind],
+                count,
+                [
+                    _cell_issue(unit, kind, name, ln, raw, u)
+                    for ln, raw, u in rows.select("line", name, "_user").rows()
+                ],
+            )
+        )
+    return typed, problems
+
+
+def _cell_issue(
+    unit: str, kind: Kind, column: str, line: int, raw: object, user: int | None
+) -> Issue:
+    shown = "empty" if raw is None or raw == "" else repr(shorten(raw))
+    who = f" (user {user})" if user is not None and column != "user_id" else ""
+    return Issue(
+        _CODE[kind],
+        f"{unit} {line}: {column} {shown} is not {EXPECTED[kind]}{who}",
+        line=line,
+        user=None if user is None else str(user),
+        column=column,
+        value=None if raw is None else shorten(raw),
+    )
+
+
+def _judge(
+    file: str,
+    frame: pl.DataFrame,
+    kinds: dict[str, Kind],
+    unit: Literal["line", "row"],
+    problems: list[Problem],
+) -> Table:
+    """Range rules on typed values (negative ids, ranks outside 1..K, unknown stages): the
+    offending cells become null, so later rules see only values that are valid."""
+    found = list(problems)
+    checks: dict[str, pl.Expr] = {}
+    for name, kind in kinds.items():
+        col = pl.col(name)
+        if kind == "id":
+            checks[name] = col < 0
+        elif kind == "rank":
+            checks[name] = (col < 1) | (col > K)
+        elif kind == "grade":
+            checks[name] = (col < 0) | (col > MAX_GRADE)
+        else:
+            checks[name] = col.is_null() | ~col.str.to_lowercase().is_in(STAGES)
+    flags = frame.select(*[e.fill_null(False).alias(n) for n, e in checks.items()])
+    counts = flags.sum().row(0, named=True)
+    if any(counts.values()):
+        user = frame.get_column("user_id") if "user_id" in frame.columns else None
+        for name, kind in kinds.items():
+            if not counts[name]:
+                continue
+            mask = flags.get_column(name)
+            rows = frame.filter(mask).head(5)
+            users = rows.get_column("user_id") if user is not None else [None] * rows.height
+            found.append(
+                problem(
+                    _CODE[kind],
+                    int(counts[name]),
+                    [
+                        _cell_issue(unit, kind, name, ln, raw, None if name == "user_id" else u)
+                        for ln, raw, u in zip(rows["line"], rows[name], users, strict=True)
+                    ],
+                )
+            )
+        frame = frame.with_columns(
+            pl.when(~flags.get_column(n)).then(pl.col(n)).alias(n) for n in kinds if counts[n]
+        )
+    if "stage" in kinds or "Usage" in kinds:
+        frame = frame.with_columns(pl.col(n).str.to_lowercase() for n in kinds if kinds[n] == "stage")
+    return Table(file=file, frame=frame, problems=tuple(found), unit=unit)
+
+
+def _from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Table:
+    """Parquet files and in-memory frames: integer columns are taken as they are, text
+    columns go through the same cell rules as CSV, anything else is a type error."""
+    header = [str(c) for c in frame.columns]
+    check_header(file, header, list(spec.required), list(spec.optional))
+    if frame.height == 0:
+        raise Rejected(single(file, Code.NO_ROWS, f"{file}: the table has no rows"))
+    if frame.height > limits.max_rows:
+        raise Rejected(
+            single(file, Code.TOO_MANY_ROWS, f"{file}: the table has {frame.height:,} rows; at "
+                   f"most {limits.max_rows:,} are accepted")
+        )
+    kinds = spec.kinds(header)
+    frame = frame.select(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line"), *kinds)
+    as_text = False
+    for name, kind in kinds.items():
+        dtype = frame.schema[name]
+        if kind == "stage":
+            if dtype not in (pl.String, pl.Categorical, pl.Null):
+                raise Rejected(_type_report(file, name, dtype, "text"))
+            frame = frame.with_columns(pl.col(name).cast(pl.String))
+        elif dtype in (pl.String, pl.Categorical):
+            as_text = True
+        elif not (dtype.is_integer() or dtype == pl.Null):
+            raise Rejected(_type_report(file, name, dtype, "integers"))
+        elif name not in spec.nullable and frame.get_column(name).null_count():
+            as_text = True  # empty cells get the same messages as in a CSV file
+    if not as_text:
+        typed = frame.with_columns(pl.col(n).cast(pl.Int64) for n, k in kinds.items() if k != "stage")
+        return _judge(file, typed, kinds, "row", [])
+    # Judge every cell as text, exactly as a CSV's: integers print as their digits.
+    text_frame = frame.with_columns(
+        pl.col(n).cast(pl.String) for n, k in kinds.items() if k != "stage"
+    )
+    typed, problems = _parse_cells(file, text_frame, kinds, spec, "row")
+    return _judge(file, typed, kinds, "row", problems)
+
+
+def _type_report(file: str, name: str, dtype: object, expected: str) -> Report:
+    return single(
+        file,
+        Code.COLUMN_TYPE,
+        f"{file}: column {name!r} holds {dtype}; expected {expected}",
+        column=name,
+    )
