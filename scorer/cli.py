@@ -14,6 +14,7 @@ from scorer.api import score as score_submission
 from scorer.api import validate as validate_submission
 from scorer.errors import ScorerError, UsageError
 from scorer.io import DEFAULT_LIMITS, Limits, output_kind, write_table
+from scorer.leaderboard.cli import board_app
 from scorer.ndcg_json import ndcg_json
 from scorer.scoring import METRICS, NoLost, ScoreResult
 
@@ -23,6 +24,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Validate and score 'lost items' submissions (NDCG@20, public/private).",
 )
+
+app.add_typer(board_app, name="leaderboard")
 
 #: Exit codes, stable for automation.
 OK, REJECTED, HOST = 0, 1, 2

@@ -53,8 +53,17 @@ def read_solution(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Solutio
     problems = list(table.problems)
     if "stage" in frame.columns and "Usage" in frame.columns:
         problems.append(
-            problem(Code.DUPLICATE_COLUMN, 1, [Issue(Code.DUPLICATE_COLUMN, "line 1: both "
-                    "'stage' and 'Usage' name the split; keep one", line=1)])
+            problem(
+                Code.DUPLICATE_COLUMN,
+                1,
+                [
+                    Issue(
+                        Code.DUPLICATE_COLUMN,
+                        "line 1: both 'stage' and 'Usage' name the split; keep one",
+                        line=1,
+                    )
+                ],
+            )
         )
     split = "stage" if "stage" in frame.columns else "Usage" if "Usage" in frame.columns else None
     frame = frame.select(
@@ -85,9 +94,14 @@ def read_solution(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Solutio
                 Code.MIXED_STAGE,
                 mixed.height,
                 [
-                    Issue(Code.MIXED_STAGE, f"{table.unit} {ln}: user {u} has rows in more than "
-                          f"one stage; a user's {split} must be the same on all its rows",
-                          line=ln, user=str(u), column=split)
+                    Issue(
+                        Code.MIXED_STAGE,
+                        f"{table.unit} {ln}: user {u} has rows in more than "
+                        f"one stage; a user's {split} must be the same on all its rows",
+                        line=ln,
+                        user=str(u),
+                        column=split,
+                    )
                     for u, _, ln in mixed.head(5).rows()
                 ],
             )
@@ -107,9 +121,14 @@ def read_solution(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Solutio
             Code.EMPTY_AND_PAIRS,
             both.height,
             [
-                Issue(Code.EMPTY_AND_PAIRS, f"{table.unit} {ln}: user {u} has an empty "
-                      "edition_id (no lost pairs) and lost pairs on other rows", line=ln,
-                      user=str(u), column="edition_id")
+                Issue(
+                    Code.EMPTY_AND_PAIRS,
+                    f"{table.unit} {ln}: user {u} has an empty "
+                    "edition_id (no lost pairs) and lost pairs on other rows",
+                    line=ln,
+                    user=str(u),
+                    column="edition_id",
+                )
                 for u, *_, ln in both.head(5).rows()
             ],
         )
@@ -185,7 +204,8 @@ def _passes_screen(frame: pl.DataFrame, targets: pl.Series) -> bool:
         pl.col("edition_id").n_unique().alias("editions"),
     )
     ok = per_user.select(
-        (pl.col("n") == K).all() & (pl.col("ranks") == ALL_RANKS).all()
+        (pl.col("n") == K).all()
+        & (pl.col("ranks") == ALL_RANKS).all()
         & (pl.col("editions") == K).all(),
         pl.len(),
     ).row(0)
@@ -204,15 +224,29 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
     target_frame = pl.DataFrame({"user_id": targets}).with_row_index("_order")
     rows = frame.filter(pl.col("user_id").is_not_null())
     known = rows.join(target_frame, on="user_id", how="semi")
-    found += _duplicates(known.filter(pl.col("rank").is_not_null()), ["user_id", "rank"],
-                         Code.DUPLICATE_RANK, "rank {value}", "rank", unit)
-    found += _duplicates(known.filter(pl.col("edition_id").is_not_null()),
-                         ["user_id", "edition_id"], Code.DUPLICATE_EDITION, "edition {value}",
-                         "edition_id", unit)
+    found += _duplicates(
+        known.filter(pl.col("rank").is_not_null()),
+        ["user_id", "rank"],
+        Code.DUPLICATE_RANK,
+        "rank {value}",
+        "rank",
+        unit,
+    )
+    found += _duplicates(
+        known.filter(pl.col("edition_id").is_not_null()),
+        ["user_id", "edition_id"],
+        Code.DUPLICATE_EDITION,
+        "edition {value}",
+        "edition_id",
+        unit,
+    )
     counts = (
         known.group_by("user_id")
-        .agg(pl.len().alias("n"), pl.col("line").min().alias("first"),
-             pl.col("line").max().alias("last"))
+        .agg(
+            pl.len().alias("n"),
+            pl.col("line").min().alias("first"),
+            pl.col("line").max().alias("last"),
+        )
         .filter(pl.col("n") != K)
         .sort("first")
     )
@@ -221,9 +255,15 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
             Code.WRONG_ROW_COUNT,
             counts.height,
             [
-                Issue(Code.WRONG_ROW_COUNT, f"{unit} {first}: user {u} has {n} rows ({unit}s "
-                      f"{first}–{last}); expected exactly {K}", line=first, user=str(u),
-                      column="user_id", value=str(n))
+                Issue(
+                    Code.WRONG_ROW_COUNT,
+                    f"{unit} {first}: user {u} has {n} rows ({unit}s "
+                    f"{first}–{last}); expected exactly {K}",
+                    line=first,
+                    user=str(u),
+                    column="user_id",
+                    value=str(n),
+                )
                 for u, n, first, last in counts.head(5).rows()
             ],
         )
@@ -235,8 +275,13 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
             Code.MISSING_USER,
             missing.height,
             [
-                Issue(Code.MISSING_USER, f"user {u} is missing; expected {K} rows for every "
-                      "target user", user=str(u), column="user_id", value=str(u))
+                Issue(
+                    Code.MISSING_USER,
+                    f"user {u} is missing; expected {K} rows for every target user",
+                    user=str(u),
+                    column="user_id",
+                    value=str(u),
+                )
                 for u in missing.head(5).get_column("user_id")
             ],
         )
@@ -252,9 +297,15 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
             Code.UNKNOWN_USER,
             unknown.height,
             [
-                Issue(Code.UNKNOWN_USER, f"{unit} {ln}: user {u} is not a target user "
-                      f"({n} {'row' if n == 1 else 'rows'})", line=ln, user=str(u),
-                      column="user_id", value=str(u))
+                Issue(
+                    Code.UNKNOWN_USER,
+                    f"{unit} {ln}: user {u} is not a target user "
+                    f"({n} {'row' if n == 1 else 'rows'})",
+                    line=ln,
+                    user=str(u),
+                    column="user_id",
+                    value=str(u),
+                )
                 for u, ln, n in unknown.head(5).rows()
             ],
         )
@@ -265,12 +316,17 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
 def _duplicates(
     frame: pl.DataFrame, keys: list[str], code: Code, what: str, column: str, unit: str
 ) -> list[Problem]:
-    """Rows repeating an earlier row's `keys`, each naming the line it repeats."""
+    """Rows repeating an earlier row's `keys`, each naming the place it repeats. A wide file's
+    rows share a line, so there the place is the line and the position in the list."""
+    order = ["line", "position"] if "position" in frame.columns else ["line"]
     repeats = (
-        frame.select("line", *keys)
-        .with_columns(pl.col("line").min().over(keys).alias("_first"))
-        .filter(pl.col("line") != pl.col("_first"))
-        .sort("line")
+        frame.select(*order, *keys)
+        .sort(order)
+        .with_columns(
+            *[pl.col(c).first().over(keys).alias(f"_first_{c}") for c in order],
+            pl.int_range(pl.len()).over(keys).alias("_nth"),
+        )
+        .filter(pl.col("_nth") > 0)
     )
     if repeats.height == 0:
         return []
@@ -279,9 +335,20 @@ def _duplicates(
         user = row.get("user_id")
         label = what.format(user=user, value=row[column])
         owner = f" for user {user}" if "user_id" in keys and column != "user_id" else ""
+        here = _place(unit, row["line"], row.get("position"))
+        there = _place(unit, row["_first_line"], row.get("_first_position"))
         examples.append(
-            Issue(code, f"{unit} {row['line']}: {label} repeats {unit} {row['_first']}{owner}",
-                  line=row["line"], user=None if user is None else str(user), column=column,
-                  value=str(row[column]))
+            Issue(
+                code,
+                f"{here}: {label} repeats {there}{owner}",
+                line=row["line"],
+                user=None if user is None else str(user),
+                column=column,
+                value=str(row[column]),
+            )
         )
     return [problem(code, repeats.height, examples)]
+
+
+def _place(unit: str, line: int, position: int | None) -> str:
+    return f"{unit} {line}" if position is None else f"{unit} {line}, position {position}"

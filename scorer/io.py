@@ -132,16 +132,22 @@ def open_path(path: Path, file: str, limits: Limits) -> tuple[str, Path | bytes]
     if kind == "csv.gz":
         if not head.startswith(b"\x1f\x8b"):
             raise Rejected(
-                single(file, Code.FILE_FORMAT, f"{file}: the name ends in .gz but the file "
-                       "is not gzip-compressed")
+                single(
+                    file,
+                    Code.FILE_FORMAT,
+                    f"{file}: the name ends in .gz but the file is not gzip-compressed",
+                )
             )
         return kind, gunzip(path, file, limits)
     if kind == "parquet":
         if size and not head.startswith(b"PAR1"):
             what = _sniff(head) or "not a Parquet file"
             raise Rejected(
-                single(file, Code.FILE_FORMAT, f"{file}: the name ends in .parquet but the "
-                       f"file is {what}")
+                single(
+                    file,
+                    Code.FILE_FORMAT,
+                    f"{file}: the name ends in .parquet but the file is {what}",
+                )
             )
         return kind, path
     what = _sniff(head)
@@ -188,7 +194,9 @@ def gunzip(path: Path, file: str, limits: Limits) -> bytes:
             raise zlib.error("the data ends in the middle of a compressed member")
     except zlib.error as exc:
         raise Rejected(
-            single(file, Code.FILE_CORRUPT, f"{file}: the gzip data is truncated or corrupt ({exc})")
+            single(
+                file, Code.FILE_CORRUPT, f"{file}: the gzip data is truncated or corrupt ({exc})"
+            )
         ) from None
     return b"".join(out)
 
@@ -212,27 +220,39 @@ def scan_text(file: str, content: Path | bytes, limits: Limits) -> Text:
         raise Rejected(single(file, Code.FILE_EMPTY, f"{file}: the file is empty"))
     if b"\x00" in head:
         raise Rejected(
-            single(file, Code.FILE_FORMAT, f"{file}: expected CSV text, found binary data "
-                   "(it holds NUL bytes)")
+            single(
+                file,
+                Code.FILE_FORMAT,
+                f"{file}: expected CSV text, found binary data (it holds NUL bytes)",
+            )
         )
     first = head.split(b"\n", 1)[0]
     if len(first) > limits.max_line_bytes:
         raise Rejected(
-            single(file, Code.LINE_TOO_LONG, f"{file}: line 1 (the header) is longer than "
-                   f"{limits.max_line_bytes:,} bytes", line=1)
+            single(
+                file,
+                Code.LINE_TOO_LONG,
+                f"{file}: line 1 (the header) is longer than {limits.max_line_bytes:,} bytes",
+                line=1,
+            )
         )
     try:
         text = first.decode("utf-8")
     except UnicodeDecodeError:
         raise Rejected(
-            single(file, Code.FILE_ENCODING, f"{file}: line 1 (the header) is not UTF-8 text",
-                   line=1)
+            single(
+                file, Code.FILE_ENCODING, f"{file}: line 1 (the header) is not UTF-8 text", line=1
+            )
         ) from None
     header = [_unquote(name.strip()) for name in text.lstrip("\ufeff").rstrip("\r").split(",")]
     if lines - 1 > limits.max_rows:
         raise Rejected(
-            single(file, Code.TOO_MANY_ROWS, f"{file}: the file has {lines - 1:,} rows; at most "
-                   f"{limits.max_rows:,} are accepted")
+            single(
+                file,
+                Code.TOO_MANY_ROWS,
+                f"{file}: the file has {lines - 1:,} rows; at most "
+                f"{limits.max_rows:,} are accepted",
+            )
         )
     return Text(source=content, header=header, lines=lines, lenient=lenient)
 
@@ -264,14 +284,21 @@ def check_header(
     if len(header) == 1 and any(sep in header[0] for sep in (";", "\t", "|")):
         sep = next(s for s in (";", "\t", "|") if s in header[0])
         raise Rejected(
-            single(file, Code.BAD_DELIMITER, f"{file}: line 1: the columns are separated by "
-                   f"{sep!r}; expected ',' (header {', '.join(known)})", line=1)
+            single(
+                file,
+                Code.BAD_DELIMITER,
+                f"{file}: line 1: the columns are separated by "
+                f"{sep!r}; expected ',' (header {', '.join(known)})",
+                line=1,
+            )
         )
     for name in required:
         if name not in header:
             codes.append(Code.MISSING_COLUMN)
-            problems.append(f"{file}: line 1: column {name!r} is missing; expected the header "
-                            f"{','.join(required)}")
+            problems.append(
+                f"{file}: line 1: column {name!r} is missing; expected the header "
+                f"{','.join(required)}"
+            )
     seen: set[str] = set()
     for name in header:
         if name in seen:
@@ -279,16 +306,15 @@ def check_header(
             problems.append(f"{file}: line 1: column {name!r} appears more than once")
         elif name not in known:
             codes.append(Code.UNKNOWN_COLUMN)
-            problems.append(f"{file}: line 1: unexpected column {_show(name)}; expected only "
-                            f"{', '.join(known)}")
+            problems.append(
+                f"{file}: line 1: unexpected column {_show(name)}; expected only {', '.join(known)}"
+            )
         seen.add(name)
     if problems:
         grouped: dict[Code, list[Issue]] = {}
         for code, message in zip(codes, problems, strict=True):
             grouped.setdefault(code, []).append(Issue(code=code, message=message, line=1))
-        raise Rejected(
-            Report.of(file, [Problem(c, len(v), tuple(v)) for c, v in grouped.items()])
-        )
+        raise Rejected(Report.of(file, [Problem(c, len(v), tuple(v)) for c, v in grouped.items()]))
 
 
 def _show(value: str) -> str:

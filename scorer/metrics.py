@@ -41,9 +41,7 @@ def _check_grades(rels: Sequence[int], name: str = "rels") -> list[int]:
     grades = list(rels)
     for i, g in enumerate(grades):
         if isinstance(g, bool) or not isinstance(g, int) or not 0 <= g <= MAX_GRADE:
-            raise ValueError(
-                f"{name}[{i}] = {g!r}; expected an integer grade 0..{MAX_GRADE}"
-            )
+            raise ValueError(f"{name}[{i}] = {g!r}; expected an integer grade 0..{MAX_GRADE}")
     return grades
 
 

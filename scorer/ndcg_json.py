@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+
 from scorer.metrics import ndcg_from_scores
 
 #: Decimals of every number `scorer ndcg` prints.

@@ -100,8 +100,11 @@ def _read_parquet(path: Path, file: str) -> pl.DataFrame:
         return pl.read_parquet(path)
     except Exception as exc:  # polars, pyarrow and OS errors all mean the same to the user
         raise Rejected(
-            single(file, Code.FILE_CORRUPT, f"{file}: not a readable Parquet file "
-                   f"({type(exc).__name__})")
+            single(
+                file,
+                Code.FILE_CORRUPT,
+                f"{file}: not a readable Parquet file ({type(exc).__name__})",
+            )
         ) from None
 
 
@@ -113,8 +116,11 @@ def _to_polars(source: object, file: str) -> pl.DataFrame:
     if type(source).__module__.split(".")[0] == "pandas":
         return pl.from_pandas(source)  # type: ignore[arg-type]
     raise Rejected(
-        single(file, Code.FILE_FORMAT, f"expected a path or a polars/pandas DataFrame, got "
-               f"{type(source).__name__}")
+        single(
+            file,
+            Code.FILE_FORMAT,
+            f"expected a path or a polars/pandas DataFrame, got {type(source).__name__}",
+        )
     )
 
 
@@ -170,8 +176,12 @@ def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits:
                 Code.LINE_TOO_LONG,
                 long.height,
                 [
-                    Issue(Code.LINE_TOO_LONG, f"line {ln}: the line has {n:,} bytes; at most "
-                          f"{limits.max_line_bytes:,} are accepted", line=ln)
+                    Issue(
+                        Code.LINE_TOO_LONG,
+                        f"line {ln}: the line has {n:,} bytes; at most "
+                        f"{limits.max_line_bytes:,} are accepted",
+                        line=ln,
+                    )
                     for ln, n in long.head(5).select("line", pl.col("text").str.len_bytes()).rows()
                 ],
             )
@@ -183,9 +193,13 @@ def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits:
                 Code.FIELD_COUNT,
                 ragged.height,
                 [
-                    Issue(Code.FIELD_COUNT, f"line {ln}: found {n} fields, expected "
-                          f"{len(names)} ({','.join(names)}): {_quote(t)}", line=ln,
-                          value=shorten(t))
+                    Issue(
+                        Code.FIELD_COUNT,
+                        f"line {ln}: found {n} fields, expected "
+                        f"{len(names)} ({','.join(names)}): {_quote(t)}",
+                        line=ln,
+                        value=shorten(t),
+                    )
                     for ln, n, t in ragged.head(5).select("line", "_n", "text").rows()
                 ],
             )
@@ -259,8 +273,10 @@ def _parse_cells(
         count = int(mask.sum())
         if not count:
             continue
-        rows = cells.with_columns(_user=user).filter(mask).head(5) if user is not None else (
-            cells.filter(mask).head(5).with_columns(_user=pl.lit(None, pl.Int64))
+        rows = (
+            cells.with_columns(_user=user).filter(mask).head(5)
+            if user is not None
+            else (cells.filter(mask).head(5).with_columns(_user=pl.lit(None, pl.Int64)))
         )
         problems.append(
             problem(
@@ -335,7 +351,9 @@ def _judge(
             pl.when(~flags.get_column(n)).then(pl.col(n)).alias(n) for n in kinds if counts[n]
         )
     if "stage" in kinds or "Usage" in kinds:
-        frame = frame.with_columns(pl.col(n).str.to_lowercase() for n in kinds if kinds[n] == "stage")
+        frame = frame.with_columns(
+            pl.col(n).str.to_lowercase() for n in kinds if kinds[n] == "stage"
+        )
     return Table(file=file, frame=frame, problems=tuple(found), unit=unit)
 
 
@@ -348,8 +366,12 @@ def _from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> T
         raise Rejected(single(file, Code.NO_ROWS, f"{file}: the table has no rows"))
     if frame.height > limits.max_rows:
         raise Rejected(
-            single(file, Code.TOO_MANY_ROWS, f"{file}: the table has {frame.height:,} rows; at "
-                   f"most {limits.max_rows:,} are accepted")
+            single(
+                file,
+                Code.TOO_MANY_ROWS,
+                f"{file}: the table has {frame.height:,} rows; at "
+                f"most {limits.max_rows:,} are accepted",
+            )
         )
     kinds = spec.kinds(header)
     frame = frame.select(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line"), *kinds)
@@ -367,7 +389,9 @@ def _from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> T
         elif name not in spec.nullable and frame.get_column(name).null_count():
             as_text = True  # empty cells get the same messages as in a CSV file
     if not as_text:
-        typed = frame.with_columns(pl.col(n).cast(pl.Int64) for n, k in kinds.items() if k != "stage")
+        typed = frame.with_columns(
+            pl.col(n).cast(pl.Int64) for n, k in kinds.items() if k != "stage"
+        )
         return _judge(file, typed, kinds, "row", [])
     # Judge every cell as text, exactly as a CSV's: integers print as their digits.
     text_frame = frame.with_columns(

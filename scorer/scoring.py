@@ -116,27 +116,27 @@ def per_user(submission: pl.DataFrame, solution: Solution, no_lost: NoLost) -> p
         )
         .group_by("user_id")
         .agg(
-            *[pl.col("contrib").filter(pl.col("rank") == r).sum().alias(f"c{r}")
-              for r in range(1, K + 1)],
+            *[
+                pl.col("contrib").filter(pl.col("rank") == r).sum().alias(f"c{r}")
+                for r in range(1, K + 1)
+            ],
             *[(pl.col("rank") == r).any().cast(pl.Int64).alias(f"h{r}") for r in range(1, K + 1)],
         )
     )
-    users = solution.users.lazy().filter(
-        pl.col("stage").is_null() | (pl.col("stage") != "ignored")
-    )
+    users = solution.users.lazy().filter(pl.col("stage").is_null() | (pl.col("stage") != "ignored"))
     if no_lost is NoLost.EXCLUDE:
         users = users.filter(pl.col("n_relevant") > 0)
-    frame = users.join(hits, on="user_id", how="left").with_columns(
-        pl.col(f"c{r}").fill_null(0.0) for r in range(1, K + 1)
-    ).with_columns(pl.col(f"h{r}").fill_null(0) for r in range(1, K + 1))
+    frame = (
+        users.join(hits, on="user_id", how="left")
+        .with_columns(pl.col(f"c{r}").fill_null(0.0) for r in range(1, K + 1))
+        .with_columns(pl.col(f"h{r}").fill_null(0) for r in range(1, K + 1))
+    )
     idcg = _idcg(solution).lazy()
     frame = frame.join(idcg, on="user_id", how="left")
     hit_cols = [pl.col(f"h{r}") for r in range(1, K + 1)]
     cumulative = [pl.sum_horizontal(hit_cols[:r]) for r in range(1, K + 1)]
     n_hits = pl.sum_horizontal(hit_cols)
-    ap_sum = pl.sum_horizontal(
-        [hit_cols[r - 1] * cumulative[r - 1] / r for r in range(1, K + 1)]
-    )
+    ap_sum = pl.sum_horizontal([hit_cols[r - 1] * cumulative[r - 1] / r for r in range(1, K + 1)])
     first = pl.coalesce(
         [pl.when(hit_cols[r - 1] == 1).then(pl.lit(1.0 / r)) for r in range(1, K + 1)]
     )
@@ -170,9 +170,7 @@ def _idcg(solution: Solution) -> pl.DataFrame:
             {"n": range(K + 1), "idcg": [idcg_at_k([1] * n, K) for n in range(K + 1)]}
         )
         return (
-            solution.users.select(
-                "user_id", pl.min_horizontal("n_relevant", pl.lit(K)).alias("n")
-            )
+            solution.users.select("user_id", pl.min_horizontal("n_relevant", pl.lit(K)).alias("n"))
             .join(lookup, on="n", how="left")
             .select("user_id", "idcg")
         )
@@ -193,7 +191,9 @@ def _idcg(solution: Solution) -> pl.DataFrame:
             pl.col("contrib").filter(pl.col("position") == p).sum().alias(f"c{p}")
             for p in range(1, K + 1)
         )
-        .select("user_id", pl.sum_horizontal(pl.col(f"c{p}") for p in range(1, K + 1)).alias("idcg"))
+        .select(
+            "user_id", pl.sum_horizontal(pl.col(f"c{p}") for p in range(1, K + 1)).alias("idcg")
+        )
     )
     return (
         solution.users.lazy()

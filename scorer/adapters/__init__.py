@@ -1,0 +1,1 @@
+"""Adapters for competition platforms: Kaggle, CodaBench/CodaLab and EvalAI."""

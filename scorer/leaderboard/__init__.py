@@ -1,0 +1,1 @@
+"""Batch scoring of many submissions into public and private leaderboards."""
