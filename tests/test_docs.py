@@ -1,0 +1,116 @@
+"""The documents are tested: every command in README.md and examples.md, every number, every code."""
+
+from __future__ import annotations
+
+import doctest
+import importlib.util
+import re
+import shlex
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from typer.testing import CliRunner
+
+from scorer.cli import app
+from scorer.errors import Code
+
+ROOT = Path(__file__).resolve().parent.parent
+FENCE = re.compile(r"```console\n(.*?)```", re.S)
+
+
+def console_blocks(name: str) -> list[tuple[str, str]]:
+    """(command, expected output) for every `$ ` line of every console block of a document."""
+    found = []
+    for block in FENCE.findall((ROOT / name).read_text(encoding="utf-8")):
+        lines = block.rstrip("\n").split("\n")
+        starts = [i for i, line in enumerate(lines) if line.startswith("$ ")]
+        for n, i in enumerate(starts):
+            end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+            found.append((lines[i][2:], "\n".join(lines[i + 1 : end])))
+    return found
+
+
+def scorer_args(command: str) -> list[str] | None:
+    """The arguments of the `scorer` call a command line ends with (after any set-up)."""
+    last = command.split(" && ")[-1]
+    words = shlex.split(last)
+    if Path(words[0]).name != "scorer":
+        return None
+    return words[1:]
+
+
+DOCUMENTED = [
+    pytest.param(command, output, id=f"{name}:{command[:60]}")
+    for name in ("README.md", "examples.md")
+    for command, output in console_blocks(name)
+    if scorer_args(command) is not None
+]
+
+
+@pytest.mark.parametrize(("command", "output"), DOCUMENTED)
+def test_documented_command_prints_what_the_document_shows(
+    command: str, output: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    args = scorer_args(command)
+    assert args is not None
+    result = CliRunner().invoke(app, args)
+    assert result.output.rstrip("\n") == output
+    expected_exit = 1 if output.startswith("Error: submission rejected") else 0
+    assert result.exit_code == expected_exit
+
+
+def test_every_document_has_scorer_commands() -> None:
+    names = {p.id.split(":")[0] for p in DOCUMENTED}  # type: ignore[union-attr]
+    assert names == {"README.md", "examples.md"}
+
+
+def test_quickstart_is_two_commands_and_ci_runs_the_second() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quickstart = readme.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    commands = [line[2:] for block in FENCE.findall(quickstart) for line in block.split("\n")
+                if line.startswith("$ ")]
+    assert len(commands) == 2
+    setup_and_score, setup_and_test = commands
+    assert setup_and_score.startswith("python3 -m venv .venv && ")
+    assert scorer_args(setup_and_score) == [
+        "score", "data/sample_submission.csv", "--solution", "data/solution.csv",
+    ]
+    assert setup_and_test.startswith("python3 -m venv .venv && ")
+    assert setup_and_test.endswith("-m pytest -q")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert setup_and_test in ci.splitlines()
+
+
+def test_python_examples_in_examples_md_run() -> None:
+    failures, tried = doctest.testfile(
+        str(ROOT / "examples.md"), module_relative=False, optionflags=doctest.ELLIPSIS
+    )
+    assert tried > 0
+    assert failures == 0
+
+
+def test_every_error_code_is_documented_in_task_md() -> None:
+    task = (ROOT / "task.md").read_text(encoding="utf-8")
+    missing = [code.value for code in Code if f"`{code.value}`" not in task]
+    assert missing == []
+
+
+def _load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("script", ["data/make_data.py", "data/examples/make_examples.py"])
+def test_bundled_data_is_what_its_script_writes(script: str, tmp_path: Path) -> None:
+    module = _load(ROOT / script)
+    module.main(tmp_path)
+    written = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    assert written
+    for relative in written:
+        committed = ROOT / script.rsplit("/", 1)[0] / relative
+        assert committed.read_bytes() == (tmp_path / relative).read_bytes(), relative
