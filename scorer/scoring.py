@@ -6,12 +6,14 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from itertools import accumulate
 from typing import Any
 
 import polars as pl
 
 from scorer.contract import Solution
-from scorer.metrics import discounts, idcg_at_k
+from scorer.keys import packable, pair_key
+from scorer.metrics import discounts
 from scorer.parse import K
 
 #: The leaderboard metric; the others are diagnostics reported beside it.
@@ -28,6 +30,9 @@ METRICS: Mapping[str, str] = {
 }
 
 SPLITS = ("overall", "public", "private")
+
+#: 0..K: the possible numbers of hits, and of ranks.
+_RANGE = list(range(K + 1))
 
 
 class NoLost(StrEnum):
@@ -102,103 +107,103 @@ class ScoreResult:
 def per_user(submission: pl.DataFrame, solution: Solution, no_lost: NoLost) -> pl.DataFrame:
     """Every metric of every scored user, from one join of the submission with the lost pairs.
 
-    DCG sums each user's gains in rank order (one column a rank, added left to right), so the
-    result is the same bit for bit whatever the order of rows or the number of threads.
+    Only the hits (a few per user) are sorted by (user, rank); each user's sums are then added
+    in rank order, so the result is the same bit for bit whatever the order of rows or the
+    number of threads.
     """
-    table = pl.DataFrame({"rank": range(1, K + 1), "discount": discounts(K)})
+    packed = packable(submission, solution.pairs)
+    on = "pair" if packed else ["user_id", "edition_id"]
+    lost = solution.pairs.lazy().select(pair_key(packed), "user_id", "edition_id", "grade")
     hits = (
         submission.lazy()
-        .select("user_id", "edition_id", "rank")
-        .join(solution.pairs.lazy(), on=["user_id", "edition_id"], how="inner")
-        .join(table.lazy(), on="rank", how="left")
-        .with_columns(
-            ((pl.lit(2.0).pow(pl.col("grade")) - 1.0) * pl.col("discount")).alias("contrib")
-        )
-        .group_by("user_id")
+        .select(pair_key(packed), "user_id", "edition_id", "rank")
+        .join(lost.drop("user_id", "edition_id") if packed else lost.drop("pair"), on=on)
+        .select("user_id", "rank", "grade")
+        .sort("user_id", "rank")
+        .group_by("user_id", maintain_order=True)
         .agg(
-            *[
-                pl.col("contrib").filter(pl.col("rank") == r).sum().alias(f"c{r}")
-                for r in range(1, K + 1)
-            ],
-            *[(pl.col("rank") == r).any().cast(pl.Int64).alias(f"h{r}") for r in range(1, K + 1)],
+            _ordered_dcg("rank").alias("dcg"),
+            pl.len().cast(pl.Int64).alias("hits"),
+            pl.col("rank").first().alias("first"),
+            # precision at each hit's rank, added in rank order: AP's numerator
+            (pl.int_range(1, pl.len() + 1) / pl.col("rank")).cum_sum().last().alias("ap_sum"),
         )
     )
-    users = solution.users.lazy().filter(pl.col("stage").is_null() | (pl.col("stage") != "ignored"))
+    users = solution.users.lazy().filter(
+        pl.col("stage").is_null() | (pl.col("stage") != "ignored")
+    )
     if no_lost is NoLost.EXCLUDE:
         users = users.filter(pl.col("n_relevant") > 0)
-    frame = (
-        users.join(hits, on="user_id", how="left")
-        .with_columns(pl.col(f"c{r}").fill_null(0.0) for r in range(1, K + 1))
-        .with_columns(pl.col(f"h{r}").fill_null(0) for r in range(1, K + 1))
-    )
-    idcg = _idcg(solution).lazy()
-    frame = frame.join(idcg, on="user_id", how="left")
-    hit_cols = [pl.col(f"h{r}") for r in range(1, K + 1)]
-    cumulative = [pl.sum_horizontal(hit_cols[:r]) for r in range(1, K + 1)]
-    n_hits = pl.sum_horizontal(hit_cols)
-    ap_sum = pl.sum_horizontal([hit_cols[r - 1] * cumulative[r - 1] / r for r in range(1, K + 1)])
-    first = pl.coalesce(
-        [pl.when(hit_cols[r - 1] == 1).then(pl.lit(1.0 / r)) for r in range(1, K + 1)]
-    )
     relevant = pl.col("n_relevant")
-    result = frame.select(
-        "user_id",
-        "stage",
-        "n_relevant",
-        n_hits.alias("hits"),
-        pl.when(pl.col("idcg") > 0)
-        .then(pl.sum_horizontal([pl.col(f"c{r}") for r in range(1, K + 1)]) / pl.col("idcg"))
-        .otherwise(0.0)
-        .alias("ndcg"),
-        pl.when(relevant > 0).then(n_hits / relevant).otherwise(0.0).alias("recall"),
-        (n_hits / K).alias("precision"),
-        (n_hits > 0).cast(pl.Float64).alias("hit_rate"),
-        first.fill_null(0.0).alias("mrr"),
-        pl.when(relevant > 0)
-        .then(ap_sum / pl.min_horizontal(relevant, pl.lit(K)))
-        .otherwise(0.0)
-        .alias("map"),
+    n_hits = pl.col("hits").fill_null(0)
+    return (
+        users.join(hits, on="user_id", how="left")
+        .join(_idcg(solution).lazy(), on="user_id", how="left")
+        .select(
+            "user_id",
+            "stage",
+            "n_relevant",
+            n_hits.alias("hits"),
+            pl.when(pl.col("idcg") > 0)
+            .then(pl.col("dcg").fill_null(0.0) / pl.col("idcg"))
+            .otherwise(0.0)
+            .alias("ndcg"),
+            pl.when(relevant > 0).then(n_hits / relevant).otherwise(0.0).alias("recall"),
+            # Lookups of h / K and 1 / r computed in Python: polars may turn a division by a
+            # constant into a multiplication by its inverse, which rounds differently.
+            n_hits.replace_strict(_RANGE, [h / K for h in _RANGE], return_dtype=pl.Float64)
+            .alias("precision"),
+            (n_hits > 0).cast(pl.Float64).alias("hit_rate"),
+            pl.col("first")
+            .replace_strict(_RANGE, [0.0, *(1 / r for r in _RANGE[1:])], return_dtype=pl.Float64)
+            .fill_null(0.0)
+            .alias("mrr"),
+            pl.when(relevant > 0)
+            .then(pl.col("ap_sum").fill_null(0.0) / pl.min_horizontal(relevant, pl.lit(K)))
+            .otherwise(0.0)
+            .alias("map"),
+        )
+        .sort("user_id")
+        .collect()
     )
-    return result.collect().sort("user_id")
+
+
+def _ordered_dcg(position: str) -> pl.Expr:
+    """Inside a group sorted by `position`: Σ gain(grade) · discount(position), added in
+    position order (a cumulative sum is sequential by definition), for positions 1..K."""
+    contrib = (pl.lit(2.0).pow(pl.col("grade")) - 1.0) * pl.col(position).replace_strict(
+        list(range(1, K + 1)), discounts(K), return_dtype=pl.Float64
+    )
+    return contrib.cum_sum().last()
 
 
 def _idcg(solution: Solution) -> pl.DataFrame:
-    """IDCG@K per user. Binary grades: a lookup by the number of lost pairs, from the same
-    `idcg_at_k` the list functions use. Graded: each user's grades, highest first."""
+    """IDCG@K per user, added in position order exactly as DCG is, so a perfect ranking scores
+    1.0 to the bit. Binary grades: the running sum of the discounts, looked up by the number of
+    lost pairs (at most K). Graded: each user's grades, highest first."""
     if not solution.graded:
         lookup = pl.DataFrame(
-            {"n": range(K + 1), "idcg": [idcg_at_k([1] * n, K) for n in range(K + 1)]}
+            {"n": range(K + 1), "idcg": list(accumulate(discounts(K), initial=0.0))}
         )
         return (
             solution.users.select("user_id", pl.min_horizontal("n_relevant", pl.lit(K)).alias("n"))
             .join(lookup, on="n", how="left")
             .select("user_id", "idcg")
         )
-    table = pl.DataFrame({"position": range(1, K + 1), "discount": discounts(K)})
-    ranked = (
+    ideal = (
         solution.pairs.lazy()
-        .with_columns(
-            pl.col("grade").rank("ordinal", descending=True).over("user_id").alias("position")
-        )
-        .filter(pl.col("position") <= K)
-        .with_columns(pl.col("position").cast(pl.Int64))
-        .join(table.lazy(), on="position", how="left")
-        .with_columns(
-            ((pl.lit(2.0).pow(pl.col("grade")) - 1.0) * pl.col("discount")).alias("contrib")
-        )
-        .group_by("user_id")
-        .agg(
-            pl.col("contrib").filter(pl.col("position") == p).sum().alias(f"c{p}")
-            for p in range(1, K + 1)
-        )
-        .select(
-            "user_id", pl.sum_horizontal(pl.col(f"c{p}") for p in range(1, K + 1)).alias("idcg")
-        )
+        .select("user_id", "grade")
+        .sort("user_id", pl.col("grade"), descending=[False, True])
+        .group_by("user_id", maintain_order=True)
+        .agg(pl.col("grade").head(K), pl.int_range(1, pl.len() + 1).head(K).alias("position"))
+        .explode("grade", "position")
+        .group_by("user_id", maintain_order=True)
+        .agg(_ordered_dcg("position").alias("idcg"))
     )
     return (
         solution.users.lazy()
         .select("user_id")
-        .join(ranked, on="user_id", how="left")
+        .join(ideal, on="user_id", how="left")
         .with_columns(pl.col("idcg").fill_null(0.0))
         .collect()
     )
