@@ -1,0 +1,254 @@
+"""Score every submission of a log into the database, rescoring only what changed."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from scorer import __version__
+from scorer.api import score as score_submission
+from scorer.contract import Solution, read_solution
+from scorer.errors import SubmissionError, UsageError
+from scorer.io import DEFAULT_LIMITS, Limits
+from scorer.leaderboard.manifest import Submission, read_log
+from scorer.leaderboard.store import SPLITS, STAGE_CODES, Fingerprint, Store
+from scorer.parse import K
+from scorer.scoring import NoLost
+
+#: Called once before the first submission (done = 0, outcome None), then after each one.
+Progress = Callable[[int, int, "Outcome | None"], None]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one submission in a run. `cached`: its stored verdict was reused."""
+
+    team: str
+    path: str
+    status: str
+    cached: bool
+    public: float | None
+    error: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        # The public score only: a run's output is safe to publish during the competition.
+        return {
+            "team": self.team,
+            "path": self.path,
+            "status": self.status,
+            "cached": self.cached,
+            "public": self.public,
+        }
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """Every submission's outcome, in log order, and the submissions the log no longer lists."""
+
+    outcomes: tuple[Outcome, ...]
+    removed: int
+
+    @property
+    def counts(self) -> dict[str, int]:
+        statuses = [o.status for o in self.outcomes]
+        return {
+            "total": len(self.outcomes),
+            "scored": sum(1 for o in self.outcomes if o.status == "scored" and not o.cached),
+            "cached": sum(1 for o in self.outcomes if o.cached),
+            "rejected": statuses.count("rejected"),
+            "failed": statuses.count("failed"),
+            "removed": self.removed,
+        }
+
+    @property
+    def failures(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.status in ("rejected", "failed")]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.counts,
+            "submissions": [o.to_dict() for o in self.outcomes],
+            "failures": [{**o.to_dict(), "error": o.error} for o in self.failures],
+        }
+
+
+def config_of(no_lost: NoLost, limits: Limits) -> str:
+    """Every option that can change a score or a verdict, as stable JSON (part of the key)."""
+    return json.dumps(
+        {"k": K, "no_lost": str(no_lost), "limits": dataclasses.asdict(limits)}, sort_keys=True
+    )
+
+
+def file_hash(path: Path, limits: Limits = DEFAULT_LIMITS) -> str | None:
+    """sha256 of a file's bytes; None when it is missing, unreadable or over the size limit
+    (the scorer then rejects it, and it is checked again on every run)."""
+    try:
+        if not path.is_file() or path.stat().st_size > limits.max_file_bytes:
+            return None
+        with path.open("rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def score_log(
+    log: Path,
+    solution: Path,
+    db: Path,
+    *,
+    no_lost: NoLost | str = NoLost.ZERO,
+    limits: Limits = DEFAULT_LIMITS,
+    progress: Progress | None = None,
+) -> BatchResult:
+    """Read a log (manifest CSV or folder), then score it into the database at `db`."""
+    entries = read_log(log)
+    with Store(db) as store:
+        return score_entries(
+            entries, solution, store, no_lost=no_lost, limits=limits, progress=progress
+        )
+
+
+def score_entries(
+    entries: Sequence[Submission],
+    solution: Path,
+    store: Store,
+    *,
+    no_lost: NoLost | str = NoLost.ZERO,
+    limits: Limits = DEFAULT_LIMITS,
+    progress: Progress | None = None,
+) -> BatchResult:
+    """Score each submission whose content, solution, scorer version or options changed since
+    its stored verdict; reuse the rest. One broken file never stops the batch: it is recorded
+    as rejected (the participant's problem) or failed (a scorer bug) and the batch goes on.
+    A broken solution stops it before any submission is touched (`HostError`)."""
+    try:
+        policy = NoLost(no_lost)
+    except ValueError:
+        raise UsageError(
+            f"no_lost = {no_lost!r}; expected one of {', '.join(p.value for p in NoLost)}"
+        ) from None
+    truth = _Truth(solution, limits, store)
+    fingerprint = Fingerprint(truth.digest, __version__, config_of(policy, limits))
+    if not store.has_solution(truth.digest):
+        truth.load()  # a new solution: check it before anything is recorded under its hash
+    run, removed = store.sync(entries, fingerprint)
+    outcomes: list[Outcome] = []
+    if progress is not None:
+        progress(0, len(entries), None)
+    for entry in entries:
+        outcome = _one(entry, store, truth, fingerprint, policy, limits)
+        outcomes.append(outcome)
+        if progress is not None:
+            progress(len(outcomes), len(entries), outcome)
+    result = BatchResult(outcomes=tuple(outcomes), removed=removed)
+    store.finish_run(run, result.counts)
+    return result
+
+
+class _Truth:
+    """The solution, hashed at once but read only when a submission needs scoring."""
+
+    def __init__(self, path: Path, limits: Limits, store: Store) -> None:
+        self.path = path
+        self.limits = limits
+        self.store = store
+        digest = file_hash(path, limits)
+        if digest is None:
+            read_solution(path, limits)  # raises the scorer's own HostError for the file
+            raise UsageError(f"{path}: the solution file cannot be read")
+        self.digest = digest
+        self._solution: Solution | None = None
+        self._ids: np.ndarray | None = None
+        self._stages: np.ndarray | None = None
+
+    def load(self) -> tuple[Solution, np.ndarray, np.ndarray]:
+        """The solution, its user ids (ascending) and their stage codes."""
+        if self._solution is None or self._ids is None or self._stages is None:
+            solution = read_solution(self.path, self.limits)
+            if not solution.has_split:
+                raise UsageError(
+                    f"{self.path.name}: a leaderboard needs a public/private split; add a "
+                    "'stage' (public/private) or 'Usage' (Public/Private) column"
+                )
+            users = solution.users.sort("user_id")
+            ids = users.get_column("user_id").to_numpy().astype(np.int64)
+            named = {k: v for k, v in STAGE_CODES.items() if k is not None}
+            stages = (
+                users.select(
+                    pl.col("stage").replace_strict(
+                        named, default=STAGE_CODES[None], return_dtype=pl.Int8
+                    )
+                )
+                .to_series()
+                .to_numpy()
+            )
+            self.store.add_solution(self.digest, ids, stages)
+            self._solution, self._ids, self._stages = solution, ids, stages
+        return self._solution, self._ids, self._stages
+
+
+def _one(
+    entry: Submission,
+    store: Store,
+    truth: _Truth,
+    fingerprint: Fingerprint,
+    policy: NoLost,
+    limits: Limits,
+) -> Outcome:
+    known = store.cached(entry.team, entry.key)
+    digest = file_hash(entry.path, limits)
+    if (
+        digest is not None
+        and known.content_hash == digest
+        and known.fingerprint == fingerprint
+        and known.status in ("scored", "rejected")
+    ):
+        store.mark_checked(known.id)
+        return Outcome(entry.team, entry.key, known.status, True, known.public, known.error)
+    solution, ids, stages = truth.load()
+    started = time.perf_counter()
+    scores: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    per_user: dict[str, np.ndarray] | None = None
+    public: float | None = None
+    try:
+        result = score_submission(entry.path, solution, no_lost=policy, limits=limits)
+    except SubmissionError as exc:
+        status, error = "rejected", exc.to_dict()
+    except Exception as exc:  # a scorer bug on one file must not stop the batch
+        status = "failed"
+        error = {"error": "internal", "message": f"{type(exc).__name__}: {exc}"}
+    else:
+        status, public = "scored", result.public
+        scores = result.to_dict()
+        values = aligned(result.per_user, ids)
+        per_user = {split: values[stages == STAGE_CODES[split]] for split in SPLITS}
+    store.save(
+        known.id,
+        status=status,
+        content_hash=digest,
+        fingerprint=fingerprint,
+        scores=scores,
+        error=error,
+        per_user=per_user,
+        seconds=time.perf_counter() - started,
+    )
+    return Outcome(entry.team, entry.key, status, False, public, error)
+
+
+def aligned(per_user: pl.DataFrame, ids: np.ndarray) -> np.ndarray:
+    """Per-user NDCG placed at each user's position among the solution's sorted user ids; NaN
+    for users the scorer left out (ignored, or excluded by the no-lost policy)."""
+    users = per_user.get_column("user_id").to_numpy()
+    values = np.full(ids.size, np.nan)
+    values[np.searchsorted(ids, users)] = per_user.get_column("ndcg").to_numpy()
+    return values

@@ -1,0 +1,273 @@
+"""The public and private boards: which submission counts for a team, ranks, ties, shake-up."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from scorer.leaderboard.confidence import ALPHA, LEVEL, RESAMPLES, SEED, analyse
+from scorer.leaderboard.manifest import MAX_SELECTED
+from scorer.leaderboard.store import Record, Store
+from scorer.scoring import METRICS, PRIMARY
+
+#: The name of the gap test, as outputs state it.
+TEST = "paired sign-flip permutation test"
+
+
+class Phase(StrEnum):
+    """`public`: during the competition; no private figure is computed or shown at all.
+    `final`: after it; the private board, its intervals and the shake-up are revealed."""
+
+    PUBLIC = "public"
+    FINAL = "final"
+
+
+class Pick(StrEnum):
+    """Why a submission counts on the private board."""
+
+    SELECTED = "selected"  # the team selected it (at most MAX_SELECTED)
+    BEST_PUBLIC = "best public"  # nothing selected: the team's best public submissions
+
+
+@dataclass(frozen=True)
+class Row:
+    """One team on one board. `p_next`/`tie_next`: the test against the next team below
+    (None on the last row). `public_rank`, `shake` (public rank - private rank: positive is a
+    climb) and `pick` are set on the private board only."""
+
+    rank: int
+    team: str
+    score: float
+    low: float | None
+    high: float | None
+    p_next: float | None
+    tie_next: bool
+    submission: str
+    submitted_at: datetime
+    entries: int
+    public_rank: int | None = None
+    shake: int | None = None
+    pick: Pick | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "rank": self.rank,
+            "team": self.team,
+            "score": self.score,
+            "low": self.low,
+            "high": self.high,
+            "p_next": self.p_next,
+            "tie_next": self.tie_next,
+            "submission": self.submission,
+            "submitted_at": iso(self.submitted_at),
+            "entries": self.entries,
+        }
+        if self.public_rank is not None:
+            data |= {"public_rank": self.public_rank, "shake": self.shake, "pick": str(self.pick)}
+        return data
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    rows: tuple[Row, ...]
+    users: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"users": self.users, "rows": [row.to_dict() for row in self.rows]}
+
+
+@dataclass(frozen=True)
+class Unranked:
+    """A team with no scored submission: never ranked, listed with why."""
+
+    team: str
+    rejected: int
+    failed: int
+    pending: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "team": self.team,
+            "rejected": self.rejected,
+            "failed": self.failed,
+            "pending": self.pending,
+        }
+
+
+@dataclass(frozen=True)
+class Boards:
+    """Everything a leaderboard page shows. In the public phase `private` is None and no
+    private figure was read to build the rest."""
+
+    phase: Phase
+    public: Board
+    private: Board | None
+    unranked: tuple[Unranked, ...]
+    pending: int
+    resamples: int
+    seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "phase": str(self.phase),
+            "metric": METRICS[PRIMARY],
+            "confidence": {
+                "level": LEVEL,
+                "method": "bootstrap over users, percentile interval",
+                "resamples": self.resamples,
+                "seed": self.seed,
+                "test": TEST,
+                "alpha": ALPHA,
+            },
+            "public": self.public.to_dict(),
+        }
+        if self.private is not None:
+            data["private"] = self.private.to_dict()
+        data["unranked"] = [team.to_dict() for team in self.unranked]
+        data["pending"] = self.pending
+        return data
+
+
+def iso(when: datetime) -> str:
+    """A UTC time as ISO 8601 with a Z, to the second unless it has a fraction."""
+    text = when.astimezone(UTC).replace(tzinfo=None).isoformat()
+    return f"{text}Z"
+
+
+def load(
+    db: Path, phase: Phase | str = Phase.PUBLIC, *, resamples: int = RESAMPLES, seed: int = SEED
+) -> Boards:
+    """Build the boards of a database for a phase."""
+    with Store(db, create=False) as store:
+        return build(store, Phase(phase), resamples=resamples, seed=seed)
+
+
+def build(store: Store, phase: Phase, *, resamples: int = RESAMPLES, seed: int = SEED) -> Boards:
+    records = store.records(private=phase is Phase.FINAL)
+    scored = [r for r in records if r.current and r.status == "scored" and r.public is not None]
+    by_team: dict[str, list[Record]] = {}
+    for record in scored:
+        by_team.setdefault(record.team, []).append(record)
+    public_picks = [min(team, key=_public_key) for team in by_team.values()]
+    public_picks.sort(key=lambda r: (-_score(r.public), r.submitted_at, r.team))
+    counts = {team: len(rows) for team, rows in by_team.items()}
+    public = _board(store, "public", public_picks, counts, resamples, seed)
+    private = None
+    if phase is Phase.FINAL:
+        public_rank = {row.team: row.rank for row in public.rows}
+        counted = [_private_pick(rows) for rows in by_team.values()]
+        picks = [(r, pick) for r, pick in counted if r.private is not None]
+        picks.sort(key=lambda rp: (-_score(rp[0].private), rp[0].submitted_at, rp[0].team))
+        board = _board(store, "private", [r for r, _ in picks], counts, resamples, seed)
+        rows = tuple(
+            replace(
+                row,
+                public_rank=public_rank[row.team],
+                shake=public_rank[row.team] - row.rank,
+                pick=pick,
+            )
+            for row, (_, pick) in zip(board.rows, picks, strict=True)
+        )
+        private = Board(name="private", rows=rows, users=board.users)
+    return Boards(
+        phase=phase,
+        public=public,
+        private=private,
+        unranked=_unranked(records, set(by_team)),
+        pending=sum(1 for r in records if not r.current and r.status != "failed"),
+        resamples=resamples,
+        seed=seed,
+    )
+
+
+def _score(value: float | None) -> float:
+    return value if value is not None else float("-inf")
+
+
+def _public_key(record: Record) -> tuple[float, datetime, str]:
+    """Best public score first; between equal scores the earlier submission."""
+    return (-_score(record.public), record.submitted_at, record.path)
+
+
+def _private_pick(rows: Sequence[Record]) -> tuple[Record, Pick]:
+    """The submission that counts on the private board: the better (private) of the team's
+    selected ones, or, when it selected none, of its MAX_SELECTED best public ones. A selected
+    submission that was rejected is not among `rows` (only scored ones are)."""
+    chosen = [r for r in rows if r.selected]
+    pick = Pick.SELECTED
+    if not chosen:
+        chosen = sorted(rows, key=_public_key)[:MAX_SELECTED]
+        pick = Pick.BEST_PUBLIC
+    best = min(chosen, key=lambda r: (-_score(r.private), r.submitted_at, r.path))
+    return best, pick
+
+
+def _board(
+    store: Store,
+    name: str,
+    picks: Sequence[Record],
+    counts: dict[str, int],
+    resamples: int,
+    seed: int,
+) -> Board:
+    """Rank the picked submissions (already in board order) and attach their intervals and the
+    test of each against the next one; per-user scores are read for this board's split only."""
+    low: list[float | None] = [None] * len(picks)
+    high: list[float | None] = [None] * len(picks)
+    p_next: list[float | None] = [None] * len(picks)
+    tie = [False] * len(picks)
+    users = 0
+    arrays = store.per_user((r.id for r in picks), name)
+    if picks and all(r.id in arrays for r in picks):
+        matrix = np.column_stack([arrays[r.id] for r in picks])
+        values = np.ascontiguousarray(matrix[np.isfinite(matrix).all(axis=1)])
+        users = int(values.shape[0])
+        found = analyse(values, resamples=resamples, seed=seed)
+        low = [_finite(x) for x in found.low]
+        high = [_finite(x) for x in found.high]
+        for i, (p, t) in enumerate(zip(found.p_next, found.tie_next, strict=True)):
+            p_next[i], tie[i] = _finite(p), bool(t)
+    rows = tuple(
+        Row(
+            rank=i + 1,
+            team=r.team,
+            score=_score(r.public if name == "public" else r.private),
+            low=low[i],
+            high=high[i],
+            p_next=p_next[i],
+            tie_next=tie[i],
+            submission=r.path,
+            submitted_at=r.submitted_at,
+            entries=counts[r.team],
+        )
+        for i, r in enumerate(picks)
+    )
+    return Board(name=name, rows=rows, users=users)
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
+
+
+def _unranked(records: Sequence[Record], ranked: set[str]) -> tuple[Unranked, ...]:
+    teams: dict[str, list[Record]] = {}
+    for record in records:
+        if record.team not in ranked:
+            teams.setdefault(record.team, []).append(record)
+    return tuple(
+        Unranked(
+            team=team,
+            rejected=sum(1 for r in rows if r.current and r.status == "rejected"),
+            failed=sum(1 for r in rows if r.status == "failed"),
+            pending=sum(1 for r in rows if not r.current and r.status != "failed"),
+        )
+        for team, rows in sorted(teams.items())
+    )

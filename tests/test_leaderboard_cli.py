@@ -1,0 +1,220 @@
+"""`scorer leaderboard …` through Typer's runner: exit codes, messages, JSON and files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import scorer
+from scorer.cli import app
+from scorer.leaderboard import batch
+
+runner = CliRunner()
+
+
+def cli(*args: str | Path) -> Any:
+    return runner.invoke(app, ["leaderboard", *map(str, args)])
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo competition written and scored through the CLI."""
+    root = tmp_path_factory.mktemp("cli") / "demo"
+    made = cli("demo", root)
+    assert made.exit_code == 0, made.output
+    assert made.stdout.startswith(f"Wrote {root / 'solution.csv'}")
+    scored = cli(
+        "score",
+        root / "manifest.csv",
+        "--solution",
+        root / "solution.csv",
+        "--db",
+        root / "board.db",
+    )
+    assert scored.exit_code == 0, scored.output
+    return root
+
+
+def score_args(root: Path, *more: str) -> list[str | Path]:
+    return [
+        "score",
+        root / "manifest.csv",
+        "--solution",
+        root / "solution.csv",
+        "--db",
+        root / "board.db",
+        *more,
+    ]
+
+
+def test_score_lists_every_failure_and_exits_0(demo: Path, tmp_path: Path) -> None:
+    shutil.copytree(demo, tmp_path / "d", ignore=shutil.ignore_patterns("board.db*"))
+    result = cli(*score_args(tmp_path / "d"))
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0] == "manifest.csv: 12 submissions: 10 scored, 0 cached, 2 rejected, 0 failed"
+    assert "Rejected or failed (2):" in lines
+    assert "  delta / submissions/delta/partial.csv: rejected" in lines
+    assert "      [missing_user] 30 times" in lines
+    assert "  echo / submissions/echo/semicolons.csv: rejected" in lines
+    assert "      [bad_delimiter] 1 time" in lines
+    assert "ETA" not in result.output and "Scoring" not in result.output  # not a terminal: quiet
+
+
+def test_score_json_second_run_is_cached(demo: Path) -> None:
+    result = cli(*score_args(demo, "--json"))
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["status"] == "done"
+    assert (data["total"], data["scored"], data["cached"], data["rejected"]) == (12, 0, 12, 2)
+    assert all(s["cached"] for s in data["submissions"])
+    assert [f["path"] for f in data["failures"]] == [
+        "submissions/delta/partial.csv",
+        "submissions/echo/semicolons.csv",
+    ]
+    assert data["failures"][0]["error"]["report"]["problems"][0]["code"] == "missing_user"
+    for submission in data["submissions"]:  # a run's output is safe to publish: public only
+        assert set(submission) == {"team", "path", "status", "cached", "public"}
+
+
+def test_strict_exits_1_when_a_submission_is_rejected(demo: Path) -> None:
+    result = cli(*score_args(demo, "--strict"))
+    assert result.exit_code == 1
+    assert "2 rejected" in result.stdout
+
+
+def test_a_scorer_bug_on_one_file_exits_2_after_the_batch(
+    demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "d"
+    shutil.copytree(demo, root, ignore=shutil.ignore_patterns("board.db*"))
+    real = batch.score_submission
+
+    def flaky(path: Path, *args: Any, **kwargs: Any) -> scorer.ScoreResult:
+        if path.name == "tuned.csv":
+            raise MemoryError("out of memory")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(batch, "score_submission", flaky)
+    result = cli(*score_args(root, "--json"))
+    assert result.exit_code == 2
+    data = json.loads(result.stdout)
+    assert (data["scored"], data["failed"]) == (9, 1)
+    assert data["failures"][0]["error"]["message"] == "MemoryError: out of memory"
+
+
+def test_broken_manifest_exits_2(tmp_path: Path, demo: Path) -> None:
+    (tmp_path / "manifest.csv").write_text("team,path,submitted_at\na,a.csv,soon\n")
+    (tmp_path / "solution.csv").write_bytes((demo / "solution.csv").read_bytes())
+    result = cli(*score_args(tmp_path))
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: the manifest is broken (an organiser's problem")
+    assert "[invalid_time] 1 time" in result.stderr
+    as_json = json.loads(cli(*score_args(tmp_path, "--json")).stdout)
+    assert as_json["status"] == "error"
+    assert as_json["role"] == "manifest"
+    assert as_json["report"]["problems"][0]["code"] == "invalid_time"
+    assert not (tmp_path / "board.db").exists()  # the log is read before the database opens
+
+
+def test_missing_or_broken_solution_exits_2(demo: Path, tmp_path: Path) -> None:
+    args: list[str | Path] = [
+        "score",
+        demo / "manifest.csv",
+        "--solution",
+        tmp_path / "nope.csv",
+        "--db",
+        tmp_path / "b.db",
+    ]
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert "the solution file is broken" in result.stderr
+    (tmp_path / "nosplit.csv").write_text("user_id,edition_id\n1,2\n")
+    args[3] = tmp_path / "nosplit.csv"
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert "needs a public/private split" in result.stderr
+
+
+def test_usage_errors_exit_2(demo: Path, tmp_path: Path) -> None:
+    assert cli("score", demo / "manifest.csv", "--db", tmp_path / "b.db").exit_code == 2
+    assert cli("show", "--db", demo / "board.db", "--phase", "private").exit_code == 2
+    assert cli("show", "--db", demo / "board.db", "--format", "xlsx").exit_code == 2
+    missing = cli("show", "--db", tmp_path / "none.db")
+    assert missing.exit_code == 2
+    assert "no such database" in missing.stderr
+    (tmp_path / "junk.db").write_text("not sqlite at all, " * 100)
+    junk = cli("show", "--db", tmp_path / "junk.db")
+    assert (junk.exit_code, "not a leaderboard database" in junk.stderr) == (2, True)
+    nowhere = cli("show", "--db", demo / "board.db", "--output", tmp_path / "no" / "x.html")
+    assert nowhere.exit_code == 2
+
+
+def test_show_public_table(demo: Path) -> None:
+    result = cli("show", "--db", demo / "board.db")
+    assert result.exit_code == 0
+    out = result.stdout
+    assert "Public leaderboard — NDCG@20 on 200 public users" in out
+    assert "Private leaderboard" not in out.replace("Private leaderboard: hidden", "")
+    assert "Shake-up" not in out
+    assert "Private leaderboard: hidden until the final phase." in out
+    assert "Not ranked: delta (1 rejected)." in out
+    rows = [line for line in out.splitlines() if line.startswith("│")]
+    assert [row.split("│")[2].strip() for row in rows] == [
+        "bravo",
+        "alpha",
+        "charlie",
+        "golf",
+        "foxtrot",
+        "echo",
+    ]
+
+
+def test_show_final_table_has_the_shake_up(demo: Path) -> None:
+    result = cli("show", "--db", demo / "board.db", "--phase", "final")
+    assert result.exit_code == 0
+    assert "Private leaderboard — NDCG@20 on 200 private users" in result.stdout
+    assert "Shake-up" in result.stdout
+    echo = next(line for line in result.stdout.splitlines() if "│ echo" in line and "+5" in line)
+    assert "best public" in echo
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "md", "html"])
+def test_show_every_format(demo: Path, fmt: str) -> None:
+    result = cli("show", "--db", demo / "board.db", "--phase", "final", "--format", fmt)
+    assert result.exit_code == 0
+    out = result.stdout
+    if fmt == "json":
+        assert set(json.loads(out)) >= {"public", "private", "unranked", "confidence"}
+    elif fmt == "csv":
+        assert out.splitlines()[0].startswith("board,rank,team,score,low,high")
+        assert len(out.splitlines()) == 1 + 6 + 6
+    elif fmt == "md":
+        assert "### Private leaderboard — NDCG@20 on 200 private users" in out
+    else:
+        assert out.startswith("<!DOCTYPE html>") and out.rstrip().endswith("</html>")
+
+
+def test_show_json_flag_and_output_file(demo: Path, tmp_path: Path) -> None:
+    flag = cli("show", "--db", demo / "board.db", "--json")
+    assert flag.exit_code == 0
+    assert json.loads(flag.stdout)["phase"] == "public"
+    page = tmp_path / "board.html"
+    written = cli(
+        "show", "--db", demo / "board.db", "--phase", "final", "--format", "html", "--output", page
+    )
+    assert written.exit_code == 0
+    assert written.stdout == ""
+    assert written.stderr == f"Wrote the final leaderboard (html) to {page}\n"
+    assert page.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_demo_refuses_a_folder_in_use(demo: Path) -> None:
+    result = cli("demo", demo)
+    assert result.exit_code == 2
+    assert "is not empty" in result.stderr
