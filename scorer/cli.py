@@ -10,6 +10,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from scorer.adapters import codabench as codabench_adapter
 from scorer.api import score as score_submission
 from scorer.api import validate as validate_submission
 from scorer.errors import ScorerError, UsageError
@@ -167,6 +168,17 @@ def ndcg(
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+@app.command("codabench")
+def codabench(
+    input_dir: Annotated[Path, typer.Argument(help="Holds ref/ (solution) and res/ (submission).")],
+    output_dir: Annotated[Path, typer.Argument(help="Where scores.json and the report go.")],
+) -> None:
+    """CodaBench/CodaLab scoring program: write scores.json and detailed_results.html; exit 1
+    for a rejected submission, 2 for a broken solution, so neither is ranked."""
+    outcome = _run(False, lambda: codabench_adapter.run(input_dir, output_dir))
+    typer.echo(codabench_adapter.summary(outcome))
 
 
 def main(argv: list[str] | None = None) -> Any:  # pragma: no cover - console entry

@@ -1,0 +1,356 @@
+"""Platform adapters: Kaggle's metric, CodaBench's scoring program, EvalAI's evaluate."""
+
+from __future__ import annotations
+
+import doctest
+import gzip
+import json
+import math
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+import scorer
+from scorer.adapters import codabench, evalai, kaggle
+from scorer.cli import app
+from scorer.errors import SubmissionError
+from scorer.scoring import METRICS
+from scorer.synthetic import Competition, make_competition
+from scorer.wide import to_wide
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def comp() -> Competition:
+    return make_competition(1000, seed=1, empty_share=0.02)
+
+
+@pytest.fixture(scope="module")
+def expected(comp: Competition) -> scorer.ScoreResult:
+    """What `scorer score` gives the competition's own submission."""
+    return scorer.score(comp.submission, comp.solution)
+
+
+def kaggle_solution(comp: Competition) -> pd.DataFrame:
+    """The solution as Kaggle holds it: one row a user, its lost ids in one cell (empty for a
+    user with none), and Kaggle's `Usage` column."""
+    return kaggle.kaggle_solution(comp.solution).to_pandas()
+
+
+def kaggle_split(
+    solution: pd.DataFrame, submission: pd.DataFrame, usage: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """What Kaggle passes to `score` for one leaderboard: the rows of that `Usage`, in both
+    frames, with the `Usage` column dropped."""
+    rows = solution[solution["Usage"] == usage]
+    part = submission[submission["user_id"].isin(rows["user_id"])]
+    return rows.drop(columns="Usage").copy(), part.copy()
+
+
+def broken(comp: Competition) -> pl.DataFrame:
+    """The wide submission with a bad id at position 3 of the third user's list."""
+    wide = to_wide(comp.submission)
+    ids = wide.get_column("edition_ids").to_list()
+    words = ids[2].split(" ")
+    ids[2] = " ".join([*words[:2], "abc", *words[3:]])
+    return wide.with_columns(pl.Series("edition_ids", ids))
+
+
+# Kaggle
+
+
+@pytest.mark.parametrize("usage", ["Public", "Private"])
+def test_kaggle_score_equals_scorer_score(
+    comp: Competition, expected: scorer.ScoreResult, usage: str
+) -> None:
+    solution, submission = kaggle_split(
+        kaggle_solution(comp), to_wide(comp.submission).to_pandas(), usage
+    )
+    value = kaggle.score(solution, submission, "user_id")
+    assert isinstance(value, float) and math.isfinite(value)
+    assert value == (expected.public if usage == "Public" else expected.private)
+
+
+def test_kaggle_score_with_usage_kept_and_another_row_id_name(
+    comp: Competition, expected: scorer.ScoreResult
+) -> None:
+    solution = kaggle_solution(comp).rename(columns={"user_id": "customer_id"})
+    submission = to_wide(comp.submission).to_pandas().rename(columns={"user_id": "customer_id"})
+    assert kaggle.score(solution, submission, "customer_id") == expected.overall
+
+
+def test_kaggle_rejects_a_broken_submission_for_the_participant(comp: Competition) -> None:
+    solution = kaggle_solution(comp).drop(columns="Usage")
+    with pytest.raises(kaggle.ParticipantVisibleError) as info:
+        kaggle.score(solution, broken(comp).to_pandas(), "user_id")
+    message = str(info.value)
+    assert message.startswith("submission rejected: submission: 1 problem found")
+    assert "row 3, position 3: edition_id 'abc' is not a non-negative integer" in message
+    lost = comp.solution.drop_nulls("edition_id").get_column("edition_id").cast(pl.String)
+    assert not any(f" {edition}" in message for edition in lost.head(200).to_list())
+    assert "public" not in message and "private" not in message
+
+
+def test_kaggle_broken_solution_is_for_the_host_only(comp: Competition) -> None:
+    solution = kaggle_solution(comp)
+    solution.loc[0, "edition_ids"] = "12 twelve"
+    with pytest.raises(kaggle.HostVisibleError) as info:
+        kaggle.score(solution, to_wide(comp.submission).to_pandas(), "user_id")
+    assert not isinstance(info.value, kaggle.ParticipantVisibleError)
+    assert "the solution file is broken" in str(info.value)
+
+
+def test_kaggle_solution_is_one_row_a_user(comp: Competition) -> None:
+    solution = kaggle.kaggle_solution(comp.solution)
+    assert solution.columns == ["user_id", "edition_ids", "Usage"]
+    assert solution.height == 1000
+    assert set(solution.get_column("Usage")) == {"Public", "Private"}
+    empty = comp.solution.filter(pl.col("edition_id").is_null()).height
+    assert solution.filter(pl.col("edition_ids") == "").height == empty > 0
+
+
+def test_kaggle_errors_are_plain_exceptions() -> None:
+    assert issubclass(kaggle.ParticipantVisibleError, Exception)
+    assert not issubclass(kaggle.ParticipantVisibleError, scorer.ScorerError)
+
+
+# CodaBench
+
+
+def codabench_dirs(root: Path, solution: pl.DataFrame, submission: pl.DataFrame, kind: str) -> Path:
+    """`root/input/ref` and `root/input/res` as CodaBench lays them out, in a given format."""
+    ref, res = root / "input" / "ref", root / "input" / "res"
+    ref.mkdir(parents=True)
+    res.mkdir(parents=True)
+    if kind == "parquet":
+        solution.write_parquet(ref / "solution.parquet")
+        submission.write_parquet(res / "submission.parquet")
+    elif kind == "csv.gz":
+        for frame, path in ((solution, ref / "solution.csv.gz"), (submission, res / "sub.csv.gz")):
+            with gzip.open(path, "wb") as handle:
+                frame.write_csv(handle)
+    else:
+        solution.write_csv(ref / "solution.csv")
+        submission.write_csv(res / "submission.csv")
+    return root / "input"
+
+
+def expected_scores(result: scorer.ScoreResult) -> dict[str, float]:
+    return {
+        f"{split}_{metric}": getattr(result.splits[split], metric)
+        for metric in METRICS
+        for split in ("public", "private")
+    }
+
+
+@pytest.mark.parametrize("kind", ["csv", "csv.gz", "parquet"])
+def test_codabench_writes_scores_json(
+    comp: Competition, expected: scorer.ScoreResult, tmp_path: Path, kind: str
+) -> None:
+    inputs = codabench_dirs(tmp_path, comp.solution, to_wide(comp.submission), kind)
+    (inputs / "res" / "__MACOSX").mkdir()
+    (inputs / "res" / "__MACOSX" / "._submission.csv").write_bytes(b"\x00\x05")
+    out = tmp_path / "output"
+    result = runner.invoke(app, ["codabench", str(inputs), str(out)])
+    assert result.exit_code == 0, result.output
+    scores = json.loads((out / "scores.json").read_text())
+    assert scores == expected_scores(expected)
+    assert next(iter(scores)) == "public_ndcg"  # the primary column first
+    assert result.output == f"scored: public ndcg@20 {expected.public:.6f} (500 users)\n"
+    page = (out / "detailed_results.html").read_text()
+    assert f"{expected.public:.6f}" in page
+    private = expected.splits["private"]
+    assert private is not None
+    assert not any(f"{getattr(private, m):.6f}" in page for m in METRICS)
+
+
+def test_codabench_accepts_the_long_format_too(
+    comp: Competition, expected: scorer.ScoreResult, tmp_path: Path
+) -> None:
+    inputs = codabench_dirs(tmp_path, comp.solution, comp.submission, "csv")
+    outcome = codabench.run(inputs, tmp_path / "output")
+    assert outcome.scores == expected_scores(expected)
+
+
+def test_codabench_rejects_a_broken_submission(comp: Competition, tmp_path: Path) -> None:
+    inputs = codabench_dirs(tmp_path, comp.solution, broken(comp), "csv")
+    out = tmp_path / "output"
+    out.mkdir()
+    (out / "scores.json").write_text("{}")  # left by an earlier run: must not survive
+    result = runner.invoke(app, ["codabench", str(inputs), str(out)])
+    assert result.exit_code == 1
+    assert "line 4, position 3: edition_id 'abc' is not a non-negative integer" in result.output
+    assert not (out / "scores.json").exists()
+    page = (out / "detailed_results.html").read_text()
+    assert "Submission rejected" in page
+    assert "line 4, position 3: edition_id &#x27;abc&#x27;" in page
+
+
+@pytest.mark.parametrize(
+    ("files", "code"), [([], "file_not_found"), (["a.csv", "b.parquet"], "file_format")]
+)
+def test_codabench_needs_exactly_one_submission_file(
+    comp: Competition, tmp_path: Path, files: list[str], code: str
+) -> None:
+    inputs = codabench_dirs(tmp_path, comp.solution, comp.submission, "csv")
+    (inputs / "res" / "submission.csv").unlink()
+    (inputs / "res" / "notes.txt").write_text("hello")
+    for name in files:
+        (inputs / "res" / name).write_text("user_id,edition_ids\n")
+    with pytest.raises(SubmissionError) as info:
+        codabench.run(inputs, tmp_path / "output")
+    assert info.value.report.codes == [code]
+
+
+def test_codabench_broken_solution_exits_2_and_tells_the_participant_nothing(
+    comp: Competition, tmp_path: Path
+) -> None:
+    solution = comp.solution.with_columns(
+        pl.when(pl.int_range(pl.len()) == 0)
+        .then(pl.lit("oops"))
+        .otherwise(pl.col("edition_id").cast(pl.String))
+        .alias("edition_id")
+    )
+    inputs = codabench_dirs(tmp_path, solution, to_wide(comp.submission), "csv")
+    out = tmp_path / "output"
+    result = runner.invoke(app, ["codabench", str(inputs), str(out)])
+    assert result.exit_code == 2
+    assert "the solution file is broken" in result.output
+    page = (out / "detailed_results.html").read_text()
+    assert "organisers' files" in page and "oops" not in page
+    assert not (out / "scores.json").exists()
+
+
+def test_codabench_missing_ref_folder_is_the_hosts(tmp_path: Path) -> None:
+    (tmp_path / "input" / "res").mkdir(parents=True)
+    result = runner.invoke(app, ["codabench", str(tmp_path / "input"), str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "no such folder" in result.output
+
+
+def test_codabench_without_a_split_reports_overall(comp: Competition, tmp_path: Path) -> None:
+    inputs = codabench_dirs(tmp_path, comp.solution.drop("stage"), comp.submission, "csv")
+    outcome = codabench.run(inputs, tmp_path / "output")
+    assert list(outcome.scores) == [f"overall_{m}" for m in METRICS]
+    assert outcome.scores["overall_ndcg"] == scorer.score(comp.submission, comp.solution).overall
+
+
+# EvalAI
+
+
+@pytest.fixture(scope="module")
+def evalai_files(comp: Competition, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("evalai")
+    paths = {"solution": root / "annotations.csv", "submission": root / "submission.csv"}
+    comp.solution.write_csv(paths["solution"])
+    to_wide(comp.submission).write_csv(paths["submission"])
+    return paths
+
+
+def labels(split: scorer.SplitScore | None) -> dict[str, float]:
+    assert split is not None
+    return {name: getattr(split, metric) for metric, name in METRICS.items()}
+
+
+def test_evalai_test_phase_returns_both_splits(
+    evalai_files: dict[str, Path], expected: scorer.ScoreResult
+) -> None:
+    output = evalai.evaluate(
+        str(evalai_files["solution"]),
+        str(evalai_files["submission"]),
+        "test",
+        submission_metadata={"id": 1},
+    )
+    public, private = labels(expected.splits["public"]), labels(expected.splits["private"])
+    assert output == {
+        "result": [{"public_split": public}, {"private_split": private}],
+        "submission_result": {"public_split": public},
+    }
+
+
+def test_evalai_dev_phase_shows_the_public_split_only(
+    evalai_files: dict[str, Path], expected: scorer.ScoreResult
+) -> None:
+    output = evalai.evaluate(evalai_files["solution"], evalai_files["submission"], "dev")
+    assert output["result"] == [{"public_split": labels(expected.splits["public"])}]
+    assert output["submission_result"] == output["result"][0]
+
+
+def test_evalai_custom_phase_names(
+    evalai_files: dict[str, Path], expected: scorer.ScoreResult
+) -> None:
+    phases = {"final": {"leaderboard": "private"}}
+    output = evalai.evaluate(
+        evalai_files["solution"], evalai_files["submission"], "final", phases=phases
+    )
+    assert output["result"] == [{"leaderboard": labels(expected.splits["private"])}]
+    assert output["submission_result"] == {}  # never the private split
+
+
+def test_evalai_rejects_a_broken_submission(
+    comp: Competition, evalai_files: dict[str, Path], tmp_path: Path
+) -> None:
+    path = tmp_path / "broken.csv"
+    broken(comp).write_csv(path)
+    with pytest.raises(SubmissionError) as info:
+        evalai.evaluate(evalai_files["solution"], path, "dev")
+    assert "line 4, position 3: edition_id 'abc'" in str(info.value)
+
+
+def test_evalai_host_problems_are_logged_not_shown(
+    evalai_files: dict[str, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    with pytest.raises(evalai.HostFailure) as info:
+        evalai.evaluate(evalai_files["solution"], evalai_files["submission"], "final")
+    assert str(info.value) == evalai.HOST_MESSAGE
+    assert "phase 'final' is not mapped to a split" in caplog.text
+
+
+# The documentation: every console and pycon block of the platforms section of examples.md, in
+# order.
+
+EXAMPLES = Path(__file__).parent.parent / "examples.md"
+SECTION = "## Platforms and the wide format"
+
+
+def run_command(command: str, folder: Path) -> str:
+    """A `$` line's output: scorer through Typer's runner, anything else through the shell
+    (with this interpreter for `python`)."""
+    words = shlex.split(command)
+    if words[0] == "scorer":
+        return runner.invoke(app, words[1:]).output
+    if words[0] == "python":
+        command = f"{shlex.quote(sys.executable)}{command[len('python') :]}"
+    done = subprocess.run(
+        command, shell=True, cwd=folder, capture_output=True, text=True, check=False
+    )
+    return done.stdout + done.stderr
+
+
+def test_platform_examples_are_real(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    text = EXAMPLES.read_text(encoding="utf-8").split(SECTION, 1)[1].split("\n## ", 1)[0]
+    blocks = list(re.finditer(r"```(console|pycon)\n(.*?)```", text, re.S))
+    assert [b.group(1) for b in blocks].count("console") >= 4
+    namespace: dict[str, object] = {}
+    for block in blocks:
+        if block.group(1) == "pycon":
+            test = doctest.DocTestParser().get_doctest(
+                block.group(2), namespace, "platforms-examples", str(EXAMPLES), 0
+            )
+            checker = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+            checker.run(test, clear_globs=False)
+            assert checker.failures == 0, block.group(2)
+            namespace.update(test.globs)  # a DocTest copies its globals: carry them on
+            continue
+        for command, expected in re.findall(r"^\$ (.*)\n((?:(?!\$ ).*\n)*)", block.group(2), re.M):
+            got = run_command(command, tmp_path)
+            assert got.rstrip() == expected.rstrip(), command
