@@ -13,6 +13,7 @@ the special case of grades 0 and 1, so the competition's NDCG@20 is `ndcg_at_k` 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -37,18 +38,25 @@ def discounts(k: int) -> list[float]:
     return [discount(r) for r in range(1, k + 1)]
 
 
+def _is_integer(value: object) -> bool:
+    """An int or any other integral number (numpy's integers too), but not a bool."""
+    if type(value) is int:  # the common case, without the slower abstract-class check
+        return True
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def _check_grades(rels: Sequence[int], name: str = "rels") -> list[int]:
     grades = list(rels)
     for i, g in enumerate(grades):
-        if isinstance(g, bool) or not isinstance(g, int) or not 0 <= g <= MAX_GRADE:
+        if not _is_integer(g) or not 0 <= g <= MAX_GRADE:
             raise ValueError(f"{name}[{i}] = {g!r}; expected an integer grade 0..{MAX_GRADE}")
-    return grades
+    return [int(g) for g in grades]
 
 
 def _check_k(k: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+    if not _is_integer(k) or k < 1:
         raise ValueError(f"k = {k!r}; expected an integer >= 1")
-    return k
+    return int(k)
 
 
 def dcg_at_k(rels: Sequence[int], k: int) -> float:
@@ -88,11 +96,23 @@ def precision_at_k(rels: Sequence[int], k: int) -> float:
     return sum(hits_at_k(rels, k)) / k
 
 
+def _check_relevant(n_relevant: int, rels: Sequence[int]) -> int:
+    """`n_relevant` counts every relevant item, so at least those of the list: fewer would
+    give a recall or an average precision above 1."""
+    listed = sum(1 for g in _check_grades(rels) if g > 0)
+    if not _is_integer(n_relevant) or n_relevant < listed:
+        raise ValueError(
+            f"n_relevant = {n_relevant!r}; expected an integer >= {listed} (the relevant "
+            "items of the list)"
+        )
+    return int(n_relevant)
+
+
 def recall_at_k(rels: Sequence[int], k: int, n_relevant: int) -> float:
     """Relevant items among the first k, divided by all relevant items; 0.0 when none are."""
-    if n_relevant < 0:
-        raise ValueError(f"n_relevant = {n_relevant!r}; expected an integer >= 0")
-    return sum(hits_at_k(rels, k)) / n_relevant if n_relevant else 0.0
+    hits = sum(hits_at_k(rels, k))
+    total = _check_relevant(n_relevant, rels)
+    return hits / total if total else 0.0
 
 
 def hit_rate_at_k(rels: Sequence[int], k: int) -> float:
@@ -112,9 +132,9 @@ def average_precision_at_k(rels: Sequence[int], k: int, n_relevant: int | None =
     """Σ over relevant ranks r ≤ k of precision@r, divided by min(n_relevant, k) (MAP averages
     it). `n_relevant` defaults to the relevant items in `rels`; 0.0 when there are none."""
     hits = hits_at_k(rels, k)
-    total = sum(1 for g in rels if g > 0) if n_relevant is None else n_relevant
-    if total < 0:
-        raise ValueError(f"n_relevant = {total!r}; expected an integer >= 0")
+    total = (
+        sum(1 for g in rels if g > 0) if n_relevant is None else _check_relevant(n_relevant, rels)
+    )
     if total == 0:
         return 0.0
     found = 0
@@ -124,6 +144,26 @@ def average_precision_at_k(rels: Sequence[int], k: int, n_relevant: int | None =
             found += 1
             precisions.append(found / rank)
     return math.fsum(precisions) / min(total, k)
+
+
+def _check_scores(y_score: Sequence[float]) -> list[float]:
+    """Every score as a float; a bool, NaN, non-number or an integer too large for a float is
+    a `ValueError` (never an `OverflowError` or a `TypeError` from the comparison)."""
+    scores: list[float] = []
+    for i, s in enumerate(y_score):
+        value = math.nan
+        if isinstance(s, numbers.Real) and not isinstance(s, bool):
+            try:
+                value = float(s)
+            except OverflowError:
+                raise ValueError(
+                    f"y_score[{i}] is an integer of {len(str(s)):,} digits; expected a number "
+                    "that fits a float"
+                ) from None
+        if math.isnan(value):
+            raise ValueError(f"y_score[{i}] = {s!r}; expected a number (not NaN)")
+        scores.append(value)
+    return scores
 
 
 @dataclass(frozen=True)
@@ -144,14 +184,11 @@ def ndcg_from_scores(y_true: Sequence[int], y_score: Sequence[float], k: int) ->
     """
     grades = _check_grades(y_true, "y_true")
     _check_k(k)
-    scores = list(y_score)
+    scores = _check_scores(y_score)
     if len(scores) != len(grades):
         raise ValueError(
             f"y_true has {len(grades)} items but y_score has {len(scores)}; expected the same"
         )
-    for i, s in enumerate(scores):
-        if isinstance(s, bool) or not isinstance(s, int | float) or math.isnan(s):
-            raise ValueError(f"y_score[{i}] = {s!r}; expected a number (not NaN)")
     order = sorted(range(len(grades)), key=lambda i: -scores[i])  # sorted() is stable
     ranked = [grades[i] for i in order]
     dcg = dcg_at_k(ranked, k)

@@ -16,7 +16,11 @@ def ndcg_json(text: str) -> str:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"malformed JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")
+        raise ValueError(
+            f"malformed JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from None
+    except RecursionError:  # "[[[[…" thousands deep: the parser's stack, not a traceback
+        raise ValueError("malformed JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise ValueError('expected a JSON object {"y_true": [...], "y_score": [...], "K": k}')
     missing = [key for key in ("y_true", "y_score", "K") if key not in data]
@@ -29,6 +33,8 @@ def ndcg_json(text: str) -> str:
     for name, value in (("y_true", y_true), ("y_score", y_score)):
         if not isinstance(value, list):
             raise ValueError(f"{name} must be a list, got {type(value).__name__}")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"K = {json.dumps(k)}; expected an integer >= 1")
     result = ndcg_from_scores(y_true, y_score, k)
     return json.dumps(
         {name: _round(getattr(result, name)) for name in ("dcg", "idcg", "ndcg")},
