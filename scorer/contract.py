@@ -8,7 +8,9 @@ import polars as pl
 
 from scorer.errors import Code, HostError, Issue, Problem, Report, SubmissionError, problem
 from scorer.io import DEFAULT_LIMITS, Limits, Rejected, TableLike
+from scorer.keys import packable, pair_key
 from scorer.parse import K, Spec, Table, read_table
+from scorer.wide import is_wide, read_wide
 
 SUBMISSION = Spec(
     role="submission",
@@ -19,7 +21,8 @@ SOLUTION = Spec(
     role="solution",
     required={"user_id": "id", "edition_id": "id"},
     optional={"stage": "stage", "Usage": "stage", "grade": "grade"},
-    nullable=frozenset({"edition_id"}),
+    # An empty edition_id: a user with no lost pairs. An empty grade: the default grade, 1.
+    nullable=frozenset({"edition_id", "grade"}),
 )
 TARGETS = Spec(role="targets", required={"user_id": "id"}, optional={})
 
@@ -71,49 +74,56 @@ def read_solution(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Solutio
         "user_id",
         "edition_id",
         (pl.col(split) if split else pl.lit(None, pl.String)).alias("stage"),
-        (pl.col("grade") if "grade" in frame.columns else pl.lit(1, pl.Int64)).alias("grade"),
+        (pl.col("grade").fill_null(1) if "grade" in frame.columns else pl.lit(1, pl.Int64)).alias(
+            "grade"
+        ),
     ).filter(pl.col("user_id").is_not_null())
-    problems += _duplicates(
-        frame.filter(pl.col("edition_id").is_not_null()),
-        ["user_id", "edition_id"],
-        Code.DUPLICATE_PAIR,
-        "pair (user {user}, edition {value})",
-        "edition_id",
-        table.unit,
-    )
-    if split:
-        mixed = (
-            frame.filter(pl.col("stage").is_not_null())
-            .group_by("user_id")
-            .agg(pl.col("stage").n_unique().alias("n"), pl.col("line").min())
-            .filter(pl.col("n") > 1)
-            .sort("line")
+    listed = frame.filter(pl.col("edition_id").is_not_null())
+    if listed.select(pair_key(packable(listed)).n_unique()).item() != listed.height:
+        problems += _duplicates(
+            listed,
+            ["user_id", "edition_id"],
+            Code.DUPLICATE_PAIR,
+            "pair (user {user}, edition {value})",
+            "edition_id",
+            table.unit,
         )
-        problems.append(
-            problem(
-                Code.MIXED_STAGE,
-                mixed.height,
-                [
-                    Issue(
-                        Code.MIXED_STAGE,
-                        f"{table.unit} {ln}: user {u} has rows in more than "
-                        f"one stage; a user's {split} must be the same on all its rows",
-                        line=ln,
-                        user=str(u),
-                        column=split,
-                    )
-                    for u, _, ln in mixed.head(5).rows()
-                ],
-            )
-        )
-    both = (
+    # One pass over the rows gives every per-user rule and the users table itself.
+    per_user = (
         frame.group_by("user_id")
         .agg(
-            pl.col("edition_id").is_null().any().alias("empty"),
-            pl.col("edition_id").is_not_null().any().alias("pairs"),
-            pl.col("line").filter(pl.col("edition_id").is_null()).min().alias("line"),
+            pl.col("line").min(),
+            pl.col("stage").drop_nulls().first(),
+            pl.col("stage").drop_nulls().n_unique().alias("stages"),
+            pl.col("edition_id").null_count().alias("empty"),
+            pl.col("edition_id").count().alias("pairs"),
+            ((pl.col("grade") > 0) & pl.col("edition_id").is_not_null()).sum().alias("n_relevant"),
         )
-        .filter(pl.col("empty") & pl.col("pairs"))
+        .sort("line")
+    )
+    mixed = per_user.filter(pl.col("stages") > 1)
+    problems.append(
+        problem(
+            Code.MIXED_STAGE,
+            mixed.height,
+            [
+                Issue(
+                    Code.MIXED_STAGE,
+                    f"{table.unit} {ln}: user {u} has rows in more than one stage; a user's "
+                    f"{split} must be the same on all its rows",
+                    line=ln,
+                    user=str(u),
+                    column=split,
+                )
+                for u, ln in mixed.head(5).select("user_id", "line").rows()
+            ],
+        )
+    )
+    both = (
+        frame.filter(pl.col("edition_id").is_null())
+        .join(per_user.filter((pl.col("empty") > 0) & (pl.col("pairs") > 0)), on="user_id")
+        .group_by("user_id")
+        .agg(pl.col("line").min())  # the line of the empty edition_id
         .sort("line")
     )
     problems.append(
@@ -123,26 +133,22 @@ def read_solution(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Solutio
             [
                 Issue(
                     Code.EMPTY_AND_PAIRS,
-                    f"{table.unit} {ln}: user {u} has an empty "
-                    "edition_id (no lost pairs) and lost pairs on other rows",
+                    f"{table.unit} {ln}: user {u} has an empty edition_id (no lost pairs) "
+                    "and lost pairs on other rows",
                     line=ln,
                     user=str(u),
                     column="edition_id",
                 )
-                for u, *_, ln in both.head(5).rows()
+                for u, ln in both.head(5).select("user_id", "line").rows()
             ],
         )
     )
     report = Report.of(table.file, problems)
     if report:
         raise HostError("solution", report)
-    relevant = frame.filter(pl.col("edition_id").is_not_null() & (pl.col("grade") > 0))
-    users = (
-        frame.group_by("user_id")
-        .agg(pl.col("stage").first(), pl.col("line").min())
-        .join(relevant.group_by("user_id").len("n_relevant"), on="user_id", how="left")
-        .sort("line")
-        .select("user_id", "stage", pl.col("n_relevant").fill_null(0).cast(pl.Int64))
+    relevant = listed.filter(pl.col("grade") > 0)
+    users = per_user.select(
+        "user_id", pl.col("stage").cast(pl.String), pl.col("n_relevant").cast(pl.Int64)
     )
     return Solution(
         users=users,
@@ -180,6 +186,8 @@ def _host_table(source: TableLike, spec: Spec, limits: Limits) -> Table:
 def read_submission(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Table:
     """Read a submission's cells; a file whose rows cannot be judged is a `SubmissionError`."""
     try:
+        if is_wide(source, limits):  # one line a user: user_id,edition_ids ("101 202 …")
+            return read_wide(source, limits)
         return read_table(source, SUBMISSION, limits)
     except Rejected as exc:
         raise SubmissionError(exc.report) from None
@@ -195,24 +203,23 @@ def check_submission(table: Table, targets: pl.Series) -> None:
 
 
 def _passes_screen(frame: pl.DataFrame, targets: pl.Series) -> bool:
-    """A fast test that every rule holds, in one pass of aggregates: each user has K rows whose
-    ranks OR to all K bits (so ranks 1..K each once) and K distinct editions, and the users
-    are exactly the targets. Any doubt sends the file to `_row_problems` for the details."""
+    """A fast test that every rule holds, by aggregates: each user has K rows whose ranks OR to
+    all K bits (so ranks 1..K each once), no pair (user, edition) repeats, and the users are
+    exactly the targets. Any doubt sends the file to `_row_problems` for the details."""
     per_user = frame.group_by("user_id").agg(
         pl.len().alias("n"),
-        (pl.lit(2, pl.Int64).pow(pl.col("rank") - 1)).bitwise_or().alias("ranks"),
-        pl.col("edition_id").n_unique().alias("editions"),
+        pl.lit(2, pl.Int64).pow(pl.col("rank") - 1).bitwise_or().alias("ranks"),
     )
-    ok = per_user.select(
-        (pl.col("n") == K).all()
-        & (pl.col("ranks") == ALL_RANKS).all()
-        & (pl.col("editions") == K).all(),
-        pl.len(),
+    shape_ok, n_users = per_user.select(
+        ((pl.col("n") == K) & (pl.col("ranks") == ALL_RANKS)).all(), pl.len()
     ).row(0)
-    if not ok[0] or ok[1] != targets.len():
+    if not shape_ok or n_users != targets.len():
         return False
     known = per_user.join(pl.DataFrame({"user_id": targets}), on="user_id", how="semi")
-    return bool(known.height == targets.len())
+    if known.height != targets.len():
+        return False
+    pairs = frame.select(pair_key(packable(frame)).n_unique()).item()
+    return bool(pairs == frame.height)
 
 
 def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
@@ -224,8 +231,11 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
     target_frame = pl.DataFrame({"user_id": targets}).with_row_index("_order")
     rows = frame.filter(pl.col("user_id").is_not_null())
     known = rows.join(target_frame, on="user_id", how="semi")
+    # A wide file: one line a user, ranks are list positions; a rank can repeat only for a user
+    # on two lines, which the count rule names, so there only listed editions are counted.
+    wide = "position" in frame.columns
     found += _duplicates(
-        known.filter(pl.col("rank").is_not_null()),
+        known.filter(pl.col("rank").is_not_null() & pl.lit(not wide)),
         ["user_id", "rank"],
         Code.DUPLICATE_RANK,
         "rank {value}",
@@ -243,11 +253,11 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
     counts = (
         known.group_by("user_id")
         .agg(
-            pl.len().alias("n"),
+            (pl.col("position").count() if wide else pl.len()).alias("n"),
             pl.col("line").min().alias("first"),
             pl.col("line").max().alias("last"),
         )
-        .filter(pl.col("n") != K)
+        .filter((pl.col("n") != K) | (pl.lit(wide) & (pl.col("first") != pl.col("last"))))
         .sort("first")
     )
     found.append(
@@ -257,8 +267,7 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
             [
                 Issue(
                     Code.WRONG_ROW_COUNT,
-                    f"{unit} {first}: user {u} has {n} rows ({unit}s "
-                    f"{first}–{last}); expected exactly {K}",
+                    _count_message(unit, u, n, first, last, wide),
                     line=first,
                     user=str(u),
                     column="user_id",
@@ -277,7 +286,8 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
             [
                 Issue(
                     Code.MISSING_USER,
-                    f"user {u} is missing; expected {K} rows for every target user",
+                    f"user {u} is missing; expected {K} {'editions' if wide else 'rows'} for "
+                    "every target user",
                     user=str(u),
                     column="user_id",
                     value=str(u),
@@ -299,8 +309,8 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
             [
                 Issue(
                     Code.UNKNOWN_USER,
-                    f"{unit} {ln}: user {u} is not a target user "
-                    f"({n} {'row' if n == 1 else 'rows'})",
+                    f"{unit} {ln}: user {u} is not a target user"
+                    + ("" if wide else f" ({n} {'row' if n == 1 else 'rows'})"),
                     line=ln,
                     user=str(u),
                     column="user_id",
@@ -348,6 +358,20 @@ def _duplicates(
             )
         )
     return [problem(code, repeats.height, examples)]
+
+
+def _count_message(unit: str, user: int, n: int, first: int, last: int, wide: bool) -> str:
+    if not wide:
+        return (
+            f"{unit} {first}: user {user} has {n} rows ({unit}s {first}–{last}); "
+            f"expected exactly {K}"
+        )
+    if first != last:
+        return (
+            f"{unit} {first}: user {user} is listed on more than one {unit} ({unit}s "
+            f"{first}–{last}, {n} editions in all); expected one {unit} of exactly {K}"
+        )
+    return f"{unit} {first}: user {user} has {n} editions; expected exactly {K}"
 
 
 def _place(unit: str, line: int, position: int | None) -> str:

@@ -1,4 +1,4 @@
-"""One error model: problems found in a file, grouped by stable code, safe to show to participants."""
+"""One error model: the problems of a file, grouped by stable code, safe for participants."""
 
 from __future__ import annotations
 

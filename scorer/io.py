@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import difflib
 import gzip
 import os
+import re
 import tempfile
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal, cast
 
 import polars as pl
 
-from scorer.errors import Code, Issue, Problem, Report, UsageError, shorten, single
+from scorer.errors import Code, Issue, Report, UsageError, problem, shorten, single
 
 #: Anything the API accepts as a table: a path, or a polars or pandas data frame.
 TableLike = str | Path | pl.DataFrame | pl.LazyFrame | Any
@@ -55,6 +57,10 @@ class Text:
     header: list[str]
     lines: int
     lenient: bool
+    #: Lines longer than the cap: how many, and (line, bytes) of the first few. With
+    #: `scan_text(blank_long=True)`, `source` holds them emptied (line numbers kept).
+    long_count: int = 0
+    long_lines: tuple[tuple[int, int], ...] = ()
 
     @property
     def rows(self) -> int:
@@ -141,12 +147,12 @@ def open_path(path: Path, file: str, limits: Limits) -> tuple[str, Path | bytes]
         return kind, gunzip(path, file, limits)
     if kind == "parquet":
         if size and not head.startswith(b"PAR1"):
-            what = _sniff(head) or "not a Parquet file"
+            instead = _sniff(head) or "not a Parquet file"
             raise Rejected(
                 single(
                     file,
                     Code.FILE_FORMAT,
-                    f"{file}: the name ends in .parquet but the file is {what}",
+                    f"{file}: the name ends in .parquet but the file is {instead}",
                 )
             )
         return kind, path
@@ -187,7 +193,9 @@ def gunzip(path: Path, file: str, limits: Limits) -> bytes:
                         chunk = inflater.unused_data
                         inflater = zlib.decompressobj(wbits=31)
                         if not chunk.startswith(b"\x1f\x8b"):
-                            break  # zero padding after the last member, as some tools write
+                            if chunk.strip(b"\x00"):  # only zero padding may follow, as
+                                raise zlib.error("unexpected bytes after the gzip data")
+                            break  # some tools write it after the last member
                     else:
                         chunk = inflater.unconsumed_tail
         if inside:
@@ -201,19 +209,28 @@ def gunzip(path: Path, file: str, limits: Limits) -> bytes:
     return b"".join(out)
 
 
-def scan_text(file: str, content: Path | bytes, limits: Limits) -> Text:
-    """One pass over a CSV's bytes: the header, the line count and whether the fast read is
-    safe; structural problems (empty, binary, undecodable header, wrong delimiter) raise."""
+def scan_text(
+    file: str, content: Path | bytes, limits: Limits, *, blank_long: bool = False
+) -> Text:
+    """One pass over a CSV's bytes: the header, the line count, the lines longer than the cap
+    and whether the fast read is safe; structural problems (empty, binary, undecodable header,
+    wrong delimiter) raise. With `blank_long`, the returned source has its long lines emptied,
+    so a reader never holds a 100 MB line in memory (and must report `long_lines` itself)."""
     lines = 0
     lenient = False
     last = b""
     head = b""
+    lengths = _LineLengths(limits.max_line_bytes)
     for chunk in _chunks(content):
         if not head:
             head = chunk[: limits.max_line_bytes + 4]
         lines += chunk.count(b"\n")
         lenient = lenient or any(chunk.find(b) >= 0 for b in LENIENT_BYTES)
+        # polars' integer parser also takes a carriage return that ends no line ('1004\r,')
+        lenient = lenient or (b"\r" in chunk and chunk.count(b"\r") != chunk.count(b"\r\n"))
         last = chunk[-1:]
+        lengths.feed(chunk)
+    lengths.finish()
     if last and last != b"\n":
         lines += 1
     if not head.strip(b"\xef\xbb\xbf \t\r\n"):
@@ -254,7 +271,82 @@ def scan_text(file: str, content: Path | bytes, limits: Limits) -> Text:
                 f"{limits.max_rows:,} are accepted",
             )
         )
-    return Text(source=content, header=header, lines=lines, lenient=lenient)
+    spans = lengths.spans
+    return Text(
+        source=_blank(content, spans) if spans and blank_long else content,
+        header=header,
+        lines=lines,
+        lenient=lenient,
+        long_count=len(spans),
+        long_lines=tuple((line, end - start) for line, start, end in spans[:5]),
+    )
+
+
+class _LineLengths:
+    """Finds every line longer than `limit` bytes in a stream of chunks without splitting it
+    into lines: each step looks for the last newline of the next `limit + 1` bytes, so a
+    file takes about size / limit steps, and a window without one is a long line."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.offset = 0  # where the next chunk starts in the file
+        self.newlines = 0  # newlines before the next chunk
+        self.start = 0  # where the current line starts
+        self.pending: int | None = None  # the number of a long line that goes on
+        self.spans: list[tuple[int, int, int]] = []  # (line, start, end) of each long line
+
+    def feed(self, chunk: bytes) -> None:
+        off, size = self.offset, len(chunk)
+        counted, seen = 0, 0  # newlines in chunk[:counted]
+        if self.pending is not None:
+            end = chunk.find(b"\n")
+            if end >= 0:
+                self.spans.append((self.pending, self.start, off + end))
+                self.pending, self.start = None, off + end + 1
+        while self.pending is None:
+            begin = max(self.start - off, 0)
+            stop = self.start + self.limit + 1 - off
+            newline = chunk.rfind(b"\n", begin, min(stop, size))
+            if newline >= 0:
+                self.start = off + newline + 1
+                continue
+            if stop > size:
+                break  # the line may still end within the limit in the next chunk
+            seen += chunk.count(b"\n", counted, begin)
+            counted = begin
+            number = self.newlines + seen + 1
+            end = chunk.find(b"\n", stop)
+            if end < 0:
+                self.pending = number
+                break
+            self.spans.append((number, self.start, off + end))
+            self.start = off + end + 1
+        self.newlines += chunk.count(b"\n")
+        self.offset += size
+
+    def finish(self) -> None:
+        if self.pending is not None:
+            self.spans.append((self.pending, self.start, self.offset))
+            self.pending = None
+
+
+def _blank(content: Path | bytes, spans: Sequence[tuple[int, int, int]]) -> bytes:
+    """The content with each long line emptied; its newline stays, so line numbers hold."""
+    pieces: list[bytes] = []
+    at = 0
+    if isinstance(content, bytes):
+        for _, start, end in spans:
+            pieces.append(content[at:start])
+            at = end
+        pieces.append(content[at:])
+        return b"".join(pieces)
+    with content.open("rb") as handle:
+        for _, start, end in spans:
+            pieces.append(handle.read(start - at))
+            handle.seek(end)
+            at = end
+        pieces.append(handle.read())
+    return b"".join(pieces)
 
 
 def _chunks(content: Path | bytes) -> Any:
@@ -292,6 +384,17 @@ def check_header(
                 line=1,
             )
         )
+    if not any(name in known for name in header) and all(map(_looks_like_data, header)):
+        raise Rejected(
+            single(
+                file,
+                Code.MISSING_COLUMN,
+                f"{file}: line 1 is not a header: found {_show(','.join(header))}; expected "
+                f"the first line to name the columns: {','.join(required)}",
+                line=1,
+                value=shorten(",".join(header)),
+            )
+        )
     for name in required:
         if name not in header:
             codes.append(Code.MISSING_COLUMN)
@@ -307,14 +410,27 @@ def check_header(
         elif name not in known:
             codes.append(Code.UNKNOWN_COLUMN)
             problems.append(
-                f"{file}: line 1: unexpected column {_show(name)}; expected only {', '.join(known)}"
+                f"{file}: line 1: unexpected column {_show(name)}{_did_you_mean(name, known)}; "
+                f"expected only {', '.join(known)}"
             )
         seen.add(name)
     if problems:
         grouped: dict[Code, list[Issue]] = {}
         for code, message in zip(codes, problems, strict=True):
             grouped.setdefault(code, []).append(Issue(code=code, message=message, line=1))
-        raise Rejected(Report.of(file, [Problem(c, len(v), tuple(v)) for c, v in grouped.items()]))
+        raise Rejected(Report.of(file, [problem(c, len(v), v) for c, v in grouped.items()]))
+
+
+def _looks_like_data(cell: str) -> bool:
+    """A header cell that is a number or empty: the file's first line is a row, not a header."""
+    return re.fullmatch(r"[-+]?[0-9.]*", cell.strip().strip('"')) is not None
+
+
+def _did_you_mean(name: str, known: Sequence[str]) -> str:
+    folded = {k.lower().replace(" ", "").replace("-", "_"): k for k in known}
+    key = name.lower().replace(" ", "").replace("-", "_")
+    close = [folded[key]] if key in folded else difflib.get_close_matches(name, known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _show(value: str) -> str:
@@ -342,7 +458,7 @@ def write_table(frame: pl.DataFrame, path: Path) -> None:
             frame.write_parquet(tmp)
         elif kind == "csv.gz":
             with gzip.open(tmp, "wb") as handle:
-                frame.write_csv(handle)
+                frame.write_csv(cast(IO[bytes], handle))
         else:
             frame.write_csv(tmp)
         os.replace(tmp, path)

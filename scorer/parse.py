@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, cast
 
 import polars as pl
 
-from scorer.errors import Code, Issue, Problem, Report, problem, shorten, single
+from scorer.errors import MAX_EXAMPLES, Code, Issue, Problem, Report, problem, shorten, single
 from scorer.io import (
     DEFAULT_LIMITS,
     Limits,
@@ -40,10 +41,13 @@ EXPECTED: Mapping[Kind, str] = {
 
 STAGES = ("public", "private", "ignored")
 
+#: The largest id a 64-bit integer column holds; longer digit strings are rejected by name.
+MAX_ID = 2**63 - 1
+
 _DTYPE: Mapping[Kind, type[pl.DataType]] = {
     "id": pl.Int64,
     "rank": pl.Int64,
-    "stage": pl.String,
+    "stage": pl.Categorical,
     "grade": pl.Int64,
 }
 
@@ -88,17 +92,49 @@ def read_table(source: TableLike, spec: Spec, limits: Limits = DEFAULT_LIMITS) -
         kind, content = open_path(Path(source), file, limits)
         if kind == "parquet":
             assert isinstance(content, Path)
-            return _from_frame(file, _read_parquet(content, file), spec, limits)
-        text = scan_text(file, content, limits)
+            return _from_frame(file, _read_parquet(content, file, limits), spec, limits)
+        text = scan_text(file, content, limits, blank_long=True)
         check_header(file, text.header, list(spec.required), list(spec.optional))
         return _from_text(file, text, spec, limits)
     return _from_frame(file, _to_polars(source, file), spec, limits)
 
 
-def _read_parquet(path: Path, file: str) -> pl.DataFrame:
+def _read_parquet(path: Path, file: str, limits: Limits = DEFAULT_LIMITS) -> pl.DataFrame:
+    """Read a Parquet file after checking its row count and decompressed size in the footer,
+    so a small file that expands to many gigabytes is refused before it is read. pyarrow
+    decodes the pages: polars panics on some corrupt pages, or aborts the whole process
+    trying to allocate exabytes, where pyarrow raises an error."""
+    import pyarrow.parquet as pq
+
     try:
-        return pl.read_parquet(path)
-    except Exception as exc:  # polars, pyarrow and OS errors all mean the same to the user
+        meta = pq.read_metadata(path)
+        rows = int(meta.num_rows)
+        size = sum(int(meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups))
+    except Exception:
+        rows, size = 0, 0  # unreadable footer: let the reader below name the problem
+    if rows > limits.max_rows:
+        raise Rejected(
+            single(
+                file,
+                Code.TOO_MANY_ROWS,
+                f"{file}: the table has {rows:,} rows; at most {limits.max_rows:,} are accepted",
+            )
+        )
+    if size > limits.max_decompressed_bytes:
+        raise Rejected(
+            single(
+                file,
+                Code.FILE_TOO_LARGE,
+                f"{file}: the file expands to {size:,} bytes when decompressed; at most "
+                f"{limits.max_decompressed_bytes:,} are accepted",
+            )
+        )
+    try:
+        frame = pl.from_arrow(pq.read_table(path))
+        if not isinstance(frame, pl.DataFrame):  # pragma: no cover - a table gives a frame
+            raise TypeError(f"expected a table, got {type(frame).__name__}")
+        return frame
+    except (Exception, pl.exceptions.PanicException) as exc:  # all mean the same to the user
         raise Rejected(
             single(
                 file,
@@ -114,7 +150,19 @@ def _to_polars(source: object, file: str) -> pl.DataFrame:
     if isinstance(source, pl.DataFrame):
         return source
     if type(source).__module__.split(".")[0] == "pandas":
-        return pl.from_pandas(source)  # type: ignore[arg-type]
+        try:
+            converted = pl.from_pandas(cast(Any, source))
+        except Exception as exc:  # pyarrow refuses mixed or unknown object columns
+            raise Rejected(
+                single(
+                    file,
+                    Code.COLUMN_TYPE,
+                    f"{file}: the pandas frame cannot be read as typed columns "
+                    f"({type(exc).__name__}: {shorten(exc)}); expected integer columns",
+                )
+            ) from None
+        if isinstance(converted, pl.DataFrame):
+            return converted
     raise Rejected(
         single(
             file,
@@ -127,12 +175,16 @@ def _to_polars(source: object, file: str) -> pl.DataFrame:
 def _from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
     kinds = spec.kinds(text.header)
     if text.rows == 0:
-        raise Rejected(single(file, Code.NO_ROWS, f"{file}: the file has a header but no rows"))
-    if not text.lenient:
+        raise Rejected(_no_rows(file))
+    if not text.lenient and not text.long_count:
         fast = _typed_read(text, kinds, spec)
         if fast is not None:
             return _judge(file, fast, kinds, "line", [])
     return _diagnose(file, text, kinds, spec, limits)
+
+
+def _no_rows(file: str) -> Report:
+    return single(file, Code.NO_ROWS, f"{file}: the file has a header but no rows")
 
 
 def _typed_read(text: Text, kinds: dict[str, Kind], spec: Spec) -> pl.DataFrame | None:
@@ -158,23 +210,20 @@ def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits:
         body = (
             pl.scan_lines(text.source, name="text", row_index_name="line", row_index_offset=1)
             .filter(pl.col("line") > 1, pl.col("text").str.strip_chars().str.len_bytes() > 0)
-            .with_columns(
-                pl.col("line").cast(pl.Int64),
-                _long=pl.col("text").str.len_bytes() > limits.max_line_bytes,
-                _fields=pl.col("text").str.split(","),
-            )
+            .with_columns(pl.col("line").cast(pl.Int64), _fields=pl.col("text").str.split(","))
             .with_columns(_n=pl.col("_fields").list.len())
             .collect()
         )
     except pl.exceptions.ComputeError:
         raise Rejected(_encoding_report(file, text)) from None
     issues: list[Problem] = []
-    long = body.filter("_long")
-    if long.height:
+    if body.height == 0 and not text.long_count:
+        raise Rejected(_no_rows(file))  # only blank lines below the header
+    if text.long_count:
         issues.append(
             problem(
                 Code.LINE_TOO_LONG,
-                long.height,
+                text.long_count,
                 [
                     Issue(
                         Code.LINE_TOO_LONG,
@@ -182,11 +231,11 @@ def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits:
                         f"{limits.max_line_bytes:,} are accepted",
                         line=ln,
                     )
-                    for ln, n in long.head(5).select("line", pl.col("text").str.len_bytes()).rows()
+                    for ln, n in text.long_lines
                 ],
             )
         )
-    ragged = body.filter(~pl.col("_long") & (pl.col("_n") != len(names)))
+    ragged = body.filter(pl.col("_n") != len(names))
     if ragged.height:
         issues.append(
             problem(
@@ -204,7 +253,7 @@ def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits:
                 ],
             )
         )
-    cells = body.filter(~pl.col("_long") & (pl.col("_n") == len(names))).select(
+    cells = body.filter(pl.col("_n") == len(names)).select(
         "line",
         *[
             _unquote(pl.col("_fields").list.get(i).str.strip_suffix("\r")).alias(name)
@@ -296,9 +345,12 @@ def _cell_issue(
 ) -> Issue:
     shown = "empty" if raw is None or raw == "" else repr(shorten(raw))
     who = f" (user {user})" if user is not None and column != "user_id" else ""
+    what = f"is not {EXPECTED[kind]}"
+    if kind == "id" and isinstance(raw, str) and re.fullmatch("[0-9]+", raw):
+        what = f"is too large; expected {EXPECTED[kind]}, at most {MAX_ID}"
     return Issue(
         _CODE[kind],
-        f"{unit} {line}: {column} {shown} is not {EXPECTED[kind]}{who}",
+        f"{unit} {line}: {column} {shown} {what}{who}",
         line=line,
         user=None if user is None else str(user),
         column=column,
@@ -317,6 +369,7 @@ def _judge(
     offending cells become null, so later rules see only values that are valid."""
     found = list(problems)
     checks: dict[str, pl.Expr] = {}
+    stages: dict[str, list[str]] = {}
     for name, kind in kinds.items():
         col = pl.col(name)
         if kind == "id":
@@ -326,10 +379,15 @@ def _judge(
         elif kind == "grade":
             checks[name] = (col < 0) | (col > MAX_GRADE)
         else:
-            checks[name] = col.is_null() | ~col.str.to_lowercase().is_in(STAGES)
-    flags = frame.select(*[e.fill_null(False).alias(n) for n, e in checks.items()])
-    counts = flags.sum().row(0, named=True)
+            # A stage column holds a handful of distinct values: judge those, not every row.
+            stages[name] = frame.get_column(name).unique().drop_nulls().cast(pl.String).to_list()
+            unknown = [value for value in stages[name] if value.lower() not in STAGES]
+            checks[name] = col.is_null() | col.cast(pl.String).is_in(unknown)
+    counts = frame.select(e.fill_null(False).sum().alias(n) for n, e in checks.items()).row(
+        0, named=True
+    )
     if any(counts.values()):
+        flags = frame.select(*[e.fill_null(False).alias(n) for n, e in checks.items()])
         user = frame.get_column("user_id") if "user_id" in frame.columns else None
         for name, kind in kinds.items():
             if not counts[name]:
@@ -350,11 +408,39 @@ def _judge(
         frame = frame.with_columns(
             pl.when(~flags.get_column(n)).then(pl.col(n)).alias(n) for n in kinds if counts[n]
         )
-    if "stage" in kinds or "Usage" in kinds:
-        frame = frame.with_columns(
-            pl.col(n).str.to_lowercase() for n in kinds if kinds[n] == "stage"
+    # Stages compare in lower case ('Public' is 'public'); most files need no conversion.
+    frame = frame.with_columns(
+        pl.col(n).cast(pl.String).str.to_lowercase().cast(pl.Categorical)
+        for n, values in stages.items()
+        if any(value != value.lower() for value in values)
+    )
+    return Table(file=file, frame=frame, problems=_merge(found), unit=unit)
+
+
+def _merge(problems: list[Problem]) -> tuple[Problem, ...]:
+    """One problem a code: a code found in several columns (or by the parse and the range
+    check) gets one count and its first examples in line order."""
+    merged: dict[Code, list[Problem]] = {}
+    for found in problems:
+        merged.setdefault(found.code, []).append(found)
+    out = []
+    for code, parts in merged.items():
+        if len(parts) == 1:
+            out.append(parts[0])
+            continue
+        examples = sorted(
+            (issue for part in parts for issue in part.examples),
+            key=lambda issue: (issue.line is None, issue.line or 0),
         )
-    return Table(file=file, frame=frame, problems=tuple(found), unit=unit)
+        out.append(problem(code, sum(part.count for part in parts), examples[:MAX_EXAMPLES]))
+    return tuple(out)
+
+
+def _integral(column: pl.Series) -> bool:
+    """Whether every value of a float column is empty/NaN or a whole number that fits Int64."""
+    values = column.fill_nan(None).drop_nulls().to_frame("v")
+    whole = (pl.col("v") == pl.col("v").floor()) & (pl.col("v") >= 0) & (pl.col("v") < 2.0**63)
+    return bool(values.select(whole.all()).item())
 
 
 def _from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Table:
@@ -384,8 +470,13 @@ def _from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> T
             frame = frame.with_columns(pl.col(name).cast(pl.String))
         elif dtype in (pl.String, pl.Categorical):
             as_text = True
+        elif dtype.is_float() and name in spec.nullable and _integral(frame.get_column(name)):
+            # pandas keeps an integer column with empty cells as floats (101.0 and NaN)
+            frame = frame.with_columns(pl.col(name).fill_nan(None).cast(pl.Int64))
         elif not (dtype.is_integer() or dtype == pl.Null):
             raise Rejected(_type_report(file, name, dtype, "integers"))
+        elif dtype == pl.UInt64 and _beyond_int64(frame.get_column(name)):
+            as_text = True  # ids beyond int64 get the same message as in a CSV file
         elif name not in spec.nullable and frame.get_column(name).null_count():
             as_text = True  # empty cells get the same messages as in a CSV file
     if not as_text:
@@ -399,6 +490,10 @@ def _from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> T
     )
     typed, problems = _parse_cells(file, text_frame, kinds, spec, "row")
     return _judge(file, typed, kinds, "row", problems)
+
+
+def _beyond_int64(column: pl.Series) -> bool:
+    return bool(column.drop_nulls().gt(MAX_ID).any())
 
 
 def _type_report(file: str, name: str, dtype: object, expected: str) -> Report:
