@@ -46,12 +46,7 @@ def score(
     `no_lost` says how a target user with no lost pairs counts: "zero" (default) or "exclude".
     Nothing is scored unless every rule holds (`SubmissionError` otherwise).
     """
-    try:
-        policy = NoLost(no_lost)
-    except ValueError:
-        raise UsageError(
-            f"no_lost = {no_lost!r}; expected one of {', '.join(p.value for p in NoLost)}"
-        ) from None
+    policy = NoLost.of(no_lost)
     truth = _solution(solution, limits)
     table = read_submission(submission, limits)
     check_submission(table, truth.targets)

@@ -13,11 +13,12 @@ import typer
 from scorer.adapters import codabench as codabench_adapter
 from scorer.api import score as score_submission
 from scorer.api import validate as validate_submission
-from scorer.errors import ScorerError, UsageError
+from scorer.errors import UsageError
 from scorer.io import DEFAULT_LIMITS, Limits, output_kind, write_table
 from scorer.leaderboard.cli import board_app
 from scorer.ndcg_json import ndcg_json
 from scorer.scoring import METRICS, NoLost, ScoreResult
+from scorer.shell import REJECTED, Json, guarded
 
 app = typer.Typer(
     add_completion=False,
@@ -28,13 +29,10 @@ app = typer.Typer(
 
 app.add_typer(board_app, name="leaderboard")
 
-#: Exit codes, stable for automation.
-OK, REJECTED, HOST = 0, 1, 2
 
 T = TypeVar("T")
 
 Submission = Annotated[Path, typer.Argument(help="Submission file: .csv, .csv.gz or .parquet.")]
-Json = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 MaxBytes = Annotated[
     int, typer.Option(help="Largest file accepted, in bytes (compressed size for .gz).", min=1)
 ]
@@ -46,22 +44,7 @@ MaxLine = Annotated[int, typer.Option(help="Longest line of a CSV file, in bytes
 
 
 def _run(as_json: bool, action: Callable[[], T]) -> T:
-    """Run an action; a `ScorerError` becomes a message (or JSON) and its exit code."""
-    try:
-        return action()
-    except ScorerError as exc:
-        if as_json:
-            typer.echo(json.dumps({"status": "error", **exc.to_dict()}))
-        else:
-            typer.echo(f"Error: {exc}", err=True)
-        raise typer.Exit(exc.exit_code) from None
-    except Exception as exc:  # a bug: still no traceback for the user, and an honest message
-        message = f"internal error ({type(exc).__name__}: {exc}); please report this"
-        if as_json:
-            typer.echo(json.dumps({"status": "error", "error": "internal", "message": message}))
-        else:
-            typer.echo(f"Error: {message}", err=True)
-        raise typer.Exit(HOST) from None
+    return guarded(as_json, action)
 
 
 def _limits(max_bytes: int, max_decompressed: int, max_rows: int, max_line: int) -> Limits:

@@ -205,7 +205,17 @@ def _typed_read(text: Text, kinds: dict[str, Kind], spec: Spec) -> pl.DataFrame 
 
 def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits: Limits) -> Table:
     """The careful path: every physical line, every field as text, every cell judged."""
-    names = list(kinds)
+    cells, issues = text_cells(file, text, list(kinds), limits)
+    typed, bad = _parse_cells(file, cells, kinds, spec, "line")
+    return _judge(file, typed, kinds, "line", [*issues, *bad])
+
+
+def text_cells(
+    file: str, text: Text, names: list[str], limits: Limits, hint: str = ""
+) -> tuple[pl.DataFrame, list[Problem]]:
+    """Every physical line below the header split into the fields `names`, as text, with its
+    line number; lines over the length cap and lines with another number of fields become
+    problems (`hint` adds a word on the format to the field-count message)."""
     try:
         body = (
             pl.scan_lines(text.source, name="text", row_index_name="line", row_index_offset=1)
@@ -216,9 +226,9 @@ def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits:
         )
     except pl.exceptions.ComputeError:
         raise Rejected(_encoding_report(file, text)) from None
-    issues: list[Problem] = []
     if body.height == 0 and not text.long_count:
         raise Rejected(_no_rows(file))  # only blank lines below the header
+    issues: list[Problem] = []
     if text.long_count:
         issues.append(
             problem(
@@ -245,7 +255,7 @@ def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits:
                     Issue(
                         Code.FIELD_COUNT,
                         f"line {ln}: found {n} fields, expected "
-                        f"{len(names)} ({','.join(names)}): {_quote(t)}",
+                        f"{len(names)} ({','.join(names)}{hint}): {_quote(t)}",
                         line=ln,
                         value=shorten(t),
                     )
@@ -253,17 +263,19 @@ def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits:
                 ],
             )
         )
+    last = len(names) - 1
     cells = body.filter(pl.col("_n") == len(names)).select(
         "line",
         *[
-            _unquote(pl.col("_fields").list.get(i).str.strip_suffix("\r")).alias(name)
-            if i == len(names) - 1
-            else _unquote(pl.col("_fields").list.get(i)).alias(name)
+            _unquote(
+                pl.col("_fields").list.get(i).str.strip_suffix("\r")
+                if i == last
+                else pl.col("_fields").list.get(i)
+            ).alias(name)
             for i, name in enumerate(names)
         ],
     )
-    typed, bad = _parse_cells(file, cells, kinds, spec, "line")
-    return _judge(file, typed, kinds, "line", [*issues, *bad])
+    return cells, issues
 
 
 def _encoding_report(file: str, text: Text) -> Report:
@@ -443,11 +455,13 @@ def _integral(column: pl.Series) -> bool:
     return bool(values.select(whole.all()).item())
 
 
-def _from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Table:
-    """Parquet files and in-memory frames: integer columns are taken as they are, text
-    columns go through the same cell rules as CSV, anything else is a type error."""
+def check_frame(
+    file: str, frame: pl.DataFrame, required: list[str], optional: list[str], limits: Limits
+) -> list[str]:
+    """A Parquet file's or a frame's columns, row count and size, as `check_header` and the
+    CSV scan judge a CSV file's; returns the column names."""
     header = [str(c) for c in frame.columns]
-    check_header(file, header, list(spec.required), list(spec.optional))
+    check_header(file, header, required, optional)
     if frame.height == 0:
         raise Rejected(single(file, Code.NO_ROWS, f"{file}: the table has no rows"))
     if frame.height > limits.max_rows:
@@ -459,6 +473,13 @@ def _from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> T
                 f"most {limits.max_rows:,} are accepted",
             )
         )
+    return header
+
+
+def _from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Table:
+    """Parquet files and in-memory frames: integer columns are taken as they are, text
+    columns go through the same cell rules as CSV, anything else is a type error."""
+    header = check_frame(file, frame, list(spec.required), list(spec.optional), limits)
     kinds = spec.kinds(header)
     frame = frame.select(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line"), *kinds)
     as_text = False

@@ -12,6 +12,7 @@ from typing import Any
 import polars as pl
 
 from scorer.contract import Solution
+from scorer.errors import UsageError
 from scorer.keys import packable, pair_key
 from scorer.metrics import discounts
 from scorer.parse import K
@@ -45,6 +46,15 @@ class NoLost(StrEnum):
 
     ZERO = "zero"
     EXCLUDE = "exclude"
+
+    @classmethod
+    def of(cls, value: NoLost | str) -> NoLost:
+        """The policy a name gives; a `UsageError` for any other name."""
+        try:
+            return cls(value)
+        except ValueError:
+            names = ", ".join(policy.value for policy in cls)
+            raise UsageError(f"no_lost = {value!r}; expected one of {names}") from None
 
 
 @dataclass(frozen=True)

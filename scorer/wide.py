@@ -11,7 +11,7 @@ from typing import Literal
 
 import polars as pl
 
-from scorer.errors import Code, Issue, Problem, problem, shorten, single
+from scorer.errors import Code, Issue, Problem, problem, single
 from scorer.io import (
     DEFAULT_LIMITS,
     Limits,
@@ -29,15 +29,14 @@ from scorer.parse import (
     Spec,
     Table,
     _cell_issue,
-    _encoding_report,
     _merge,
     _no_rows,
     _parse_cells,
-    _quote,
     _read_parquet,
     _to_polars,
     _type_report,
-    _unquote,
+    check_frame,
+    text_cells,
 )
 
 #: The column holding a user's ranked list, as Kaggle's H&M and OTTO competitions had it.
@@ -116,66 +115,8 @@ def read_wide(
 def _lines(file: str, text: Text, limits: Limits) -> tuple[pl.DataFrame, list[Problem]]:
     """Every physical line split into its fields, as text: the long format's careful path,
     for a file whose second field is a list of ids."""
-    names = text.header
-    try:
-        body = (
-            pl.scan_lines(text.source, name="text", row_index_name="line", row_index_offset=1)
-            .filter(pl.col("line") > 1, pl.col("text").str.strip_chars().str.len_bytes() > 0)
-            .with_columns(pl.col("line").cast(pl.Int64), _fields=pl.col("text").str.split(","))
-            .with_columns(_n=pl.col("_fields").list.len())
-            .collect()
-        )
-    except pl.exceptions.ComputeError:
-        raise Rejected(_encoding_report(file, text)) from None
-    if body.height == 0 and not text.long_count:
-        raise Rejected(_no_rows(file))  # only blank lines below the header
-    problems: list[Problem] = []
-    if text.long_count:  # emptied by `scan_text(blank_long=True)`: reported from its count
-        problems.append(
-            problem(
-                Code.LINE_TOO_LONG,
-                text.long_count,
-                [
-                    Issue(
-                        Code.LINE_TOO_LONG,
-                        f"line {ln}: the line has {n:,} bytes; at most "
-                        f"{limits.max_line_bytes:,} are accepted",
-                        line=ln,
-                    )
-                    for ln, n in text.long_lines
-                ],
-            )
-        )
-    ragged = body.filter(pl.col("_n") != len(names))
-    if ragged.height:
-        problems.append(
-            problem(
-                Code.FIELD_COUNT,
-                ragged.height,
-                [
-                    Issue(
-                        Code.FIELD_COUNT,
-                        f"line {ln}: found {n} fields, expected {len(names)} "
-                        f"({','.join(names)}; the ids of a list are separated by spaces): "
-                        f"{_quote(t)}",
-                        line=ln,
-                        value=shorten(t),
-                    )
-                    for ln, n, t in ragged.head(5).select("line", "_n", "text").rows()
-                ],
-            )
-        )
-    last = len(names) - 1
-    cells = body.filter(pl.col("_n") == len(names)).select(
-        "line",
-        *[
-            _unquote(
-                pl.col("_fields").list.get(i).str.strip_suffix("\r")
-                if i == last
-                else pl.col("_fields").list.get(i)
-            ).alias(name)
-            for i, name in enumerate(names)
-        ],
+    cells, problems = text_cells(
+        file, text, text.header, limits, "; the ids of a list are separated by spaces"
     )
     return cells.with_columns(_tokens(pl.col(IDS))), problems
 
@@ -194,19 +135,7 @@ def _tokens(cell: pl.Expr) -> pl.Expr:
 def _from_frame(file: str, frame: pl.DataFrame, limits: Limits, optional: Sequence[str]) -> Table:
     """Parquet files and frames: user ids as integers or text, lists as space-separated text
     or as list columns (of integers or text)."""
-    header = [str(c) for c in frame.columns]
-    check_header(file, header, list(COLUMNS), list(optional))
-    if frame.height == 0:
-        raise Rejected(single(file, Code.NO_ROWS, f"{file}: the table has no rows"))
-    if frame.height > limits.max_rows:
-        raise Rejected(
-            single(
-                file,
-                Code.TOO_MANY_ROWS,
-                f"{file}: the table has {frame.height:,} rows; at "
-                f"most {limits.max_rows:,} are accepted",
-            )
-        )
+    header = check_frame(file, frame, list(COLUMNS), list(optional), limits)
     extra = [name for name in header if name in optional]
     user_type = frame.schema["user_id"]
     if not (user_type.is_integer() or user_type in (pl.String, pl.Categorical, pl.Null)):

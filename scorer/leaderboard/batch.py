@@ -130,12 +130,7 @@ def score_entries(
     its stored verdict; reuse the rest. One broken file never stops the batch: it is recorded
     as rejected (the participant's problem) or failed (a scorer bug) and the batch goes on.
     A broken solution stops it before any submission is touched (`HostError`)."""
-    try:
-        policy = NoLost(no_lost)
-    except ValueError:
-        raise UsageError(
-            f"no_lost = {no_lost!r}; expected one of {', '.join(p.value for p in NoLost)}"
-        ) from None
+    policy = NoLost.of(no_lost)
     truth = _Truth(solution, limits, store)
     fingerprint = Fingerprint(truth.digest, __version__, config_of(policy, limits))
     if not store.has_solution(truth.digest):

@@ -20,7 +20,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from scorer.errors import ScorerError, UsageError
+from scorer.errors import UsageError
 from scorer.io import write_text
 from scorer.leaderboard.batch import BatchResult, Outcome, score_log
 from scorer.leaderboard.batch import Progress as OnProgress
@@ -29,41 +29,20 @@ from scorer.leaderboard.confidence import RESAMPLES, SEED
 from scorer.leaderboard.demo import DEMO_USERS, make_demo
 from scorer.leaderboard.render import Format, batch_text, render, renderables, table_text
 from scorer.scoring import NoLost
+from scorer.shell import HOST, REJECTED, Json, guarded
 
 board_app = typer.Typer(
     no_args_is_help=True,
     help="Score many submissions into public and private leaderboards.",
 )
 
-#: Exit codes, stable for automation (the same meanings as `scorer score`).
-OK, REJECTED, HOST, INTERRUPTED = 0, 1, 2, 130
-
 T = TypeVar("T")
 
 Db = Annotated[Path, typer.Option(help="The leaderboard database (SQLite).")]
-Json = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 
 
 def _guard(as_json: bool, action: Callable[[], T]) -> T:
-    """Run an action; a `ScorerError` becomes `Error: …` (or JSON) and its exit code."""
-    try:
-        return action()
-    except ScorerError as exc:
-        if as_json:
-            typer.echo(json.dumps({"status": "error", **exc.to_dict()}))
-        else:
-            typer.echo(f"Error: {exc}", err=True)
-        raise typer.Exit(exc.exit_code) from None
-    except KeyboardInterrupt:
-        typer.echo("Interrupted: every submission finished so far is saved.", err=True)
-        raise typer.Exit(INTERRUPTED) from None
-    except Exception as exc:  # a bug: no traceback for the user, an honest message
-        message = f"internal error ({type(exc).__name__}: {exc}); please report this"
-        if as_json:
-            typer.echo(json.dumps({"status": "error", "error": "internal", "message": message}))
-        else:
-            typer.echo(f"Error: {message}", err=True)
-        raise typer.Exit(HOST) from None
+    return guarded(as_json, action, "Interrupted: every submission finished so far is saved.")
 
 
 @contextmanager

@@ -1,0 +1,45 @@
+"""What every command shares: exit codes, the `--json` option, and errors turned into exits."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Annotated, TypeVar
+
+import typer
+
+from scorer.errors import ScorerError
+
+#: Exit codes, stable for automation.
+OK, REJECTED, HOST, INTERRUPTED = 0, 1, 2, 130
+
+T = TypeVar("T")
+
+Json = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+
+
+def guarded(as_json: bool, action: Callable[[], T], interrupted: str | None = None) -> T:
+    """Run an action; a `ScorerError` becomes `Error: …` on stderr (or JSON on stdout) and its
+    exit code, and any other exception an honest one-line message: never a traceback. With
+    `interrupted`, Ctrl-C prints that message and exits with 130."""
+    try:
+        return action()
+    except ScorerError as exc:
+        _fail(as_json, str(exc), exc.to_dict())
+        raise typer.Exit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        if interrupted is None:
+            raise
+        typer.echo(interrupted, err=True)
+        raise typer.Exit(INTERRUPTED) from None
+    except Exception as exc:  # a bug: still no traceback for the user, and an honest message
+        message = f"internal error ({type(exc).__name__}: {exc}); please report this"
+        _fail(as_json, message, {"error": "internal", "message": message})
+        raise typer.Exit(HOST) from None
+
+
+def _fail(as_json: bool, message: str, data: dict[str, object]) -> None:
+    if as_json:
+        typer.echo(json.dumps({"status": "error", **data}))
+    else:
+        typer.echo(f"Error: {message}", err=True)
