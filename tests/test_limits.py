@@ -1,0 +1,355 @@
+"""Every cap (file size, decompressed size, rows, line length) gives its own clear error before
+memory runs out, huge hostile files stay cheap, and output files are written atomically."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import struct
+import subprocess
+import sys
+import tracemalloc
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+import typer
+import typer.main
+import typer.testing
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from scorer.cli import app
+from scorer.io import Limits, _LineLengths, gunzip, scan_text
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+SOLUTION = str(CORPUS / "solution.csv")
+TARGETS = str(CORPUS / "targets.csv")
+VALID = CORPUS / "sub" / "valid.csv"
+HEADER = b"user_id,edition_id,rank\n"
+MB = 1 << 20
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _command_built_once() -> Iterator[None]:
+    command = typer.main.get_command(app)
+
+    def get(target: typer.Typer) -> Any:
+        return command if target is app else typer.main.get_command(target)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(typer.testing, "_get_command", get)
+        yield
+
+
+def rejected(*args: str) -> dict[str, Any]:
+    """The JSON report of a call that must exit 1."""
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 1, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    assert data["error"] == "submission_rejected"
+    report: dict[str, Any] = data["report"]
+    return report
+
+
+def only(report: dict[str, Any]) -> dict[str, Any]:
+    assert len(report["problems"]) == 1, report
+    found: dict[str, Any] = report["problems"][0]
+    return found
+
+
+# --- File size ------------------------------------------------------------------------------
+
+
+def test_a_file_beyond_the_default_size_cap_is_refused_without_reading_it(tmp_path: Path) -> None:
+    huge = tmp_path / "huge.csv"
+    with huge.open("wb") as handle:
+        handle.truncate(Limits().max_file_bytes + 1)  # sparse: costs no disk and no reading
+    found = only(rejected("validate", str(huge), "--targets", TARGETS))
+    assert found["code"] == "file_too_large"
+    assert f"at most {Limits().max_file_bytes:,} are accepted" in found["examples"][0]["message"]
+
+
+# --- Decompressed size ----------------------------------------------------------------------
+
+
+def bomb(path: Path, megabytes: int) -> None:
+    """One valid gzip member expanding to the header and `megabytes` MiB of zeros, built in
+    no time: after a full flush the compressor forgets its past, so 1 MiB of zeros packs to
+    the same ~1 KB every time and the block can be repeated; the trailer is written by hand."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    zeros = bytes(MB)
+    start = packer.compress(HEADER) + packer.flush(zlib.Z_FULL_FLUSH)
+    block = packer.compress(zeros) + packer.flush(zlib.Z_FULL_FLUSH)
+    assert packer.compress(zeros) + packer.flush(zlib.Z_FULL_FLUSH) == block
+    end = packer.flush()[:-8]  # the final empty block, without the trailer for one block
+    crc = zlib.crc32(HEADER)
+    for _ in range(megabytes):
+        crc = zlib.crc32(zeros, crc)
+    size = (len(HEADER) + megabytes * MB) & 0xFFFFFFFF
+    with path.open("wb") as handle:
+        handle.write(start)
+        for _ in range(megabytes):
+            handle.write(block)
+        handle.write(end + struct.pack("<II", crc, size))
+
+
+def test_a_gzip_bomb_stops_at_the_cap_in_bounded_memory(tmp_path: Path) -> None:
+    path = tmp_path / "bomb.csv.gz"
+    bomb(path, 256)
+    assert path.stat().st_size < 1 * MB
+    tracemalloc.start()
+    try:
+        with pytest.raises(Exception) as caught:
+            gunzip(path, path.name, Limits(max_decompressed_bytes=4 * MB))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "expands to more than 4,194,304 bytes" in str(caught.value)
+    assert peak < 64 * MB, f"peak {peak:,} bytes for a 256 MB bomb"
+    found = only(
+        rejected("score", str(path), "--solution", SOLUTION, "--max-decompressed", str(4 * MB))
+    )
+    assert found["code"] == "file_too_large"
+
+
+def test_many_gzip_members_count_towards_one_cap(tmp_path: Path) -> None:
+    path = tmp_path / "members.csv.gz"
+    path.write_bytes(gzip.compress(HEADER) + gzip.compress(b"0" * 600_000) * 3)
+    found = only(
+        rejected("validate", str(path), "--targets", TARGETS, "--max-decompressed", "1000000")
+    )
+    assert found["code"] == "file_too_large"
+
+
+# --- Rows -----------------------------------------------------------------------------------
+
+
+def test_the_row_cap_is_checked_before_any_row_is_parsed(tmp_path: Path) -> None:
+    path = tmp_path / "rows.csv"
+    path.write_bytes(HEADER + b"1,1,1\n" * 200_000)
+    found = only(rejected("validate", str(path), "--targets", TARGETS, "--max-rows", "1000"))
+    assert found["code"] == "too_many_rows"
+    assert "200,000 rows; at most 1,000" in found["examples"][0]["message"]
+
+
+def test_blank_lines_count_towards_the_row_cap(tmp_path: Path) -> None:
+    path = tmp_path / "blank.csv"
+    path.write_bytes(HEADER + b"\n" * 5000)
+    assert only(rejected("validate", str(path), "--targets", TARGETS, "--max-rows", "100"))[
+        "code"
+    ] == ("too_many_rows")
+
+
+# --- Line length ----------------------------------------------------------------------------
+
+
+def hundred_mb_line(path: Path) -> None:
+    body = VALID.read_bytes().split(b"\n")
+    with path.open("wb") as handle:
+        handle.write(b"\n".join(body[:3]) + b"\n1001,")
+        handle.write(b"7" * (100 * MB))
+        handle.write(b",3\n" + b"\n".join(body[4:]))
+
+
+def test_a_100_mb_line_is_one_clear_problem(tmp_path: Path) -> None:
+    path = tmp_path / "long.csv"
+    hundred_mb_line(path)
+    report = rejected("validate", str(path), "--targets", TARGETS)
+    codes = {p["code"]: p for p in report["problems"]}
+    assert set(codes) == {"line_too_long", "wrong_row_count"}
+    example = codes["line_too_long"]["examples"][0]
+    assert example["line"] == 4
+    assert f"the line has {100 * MB + 7:,} bytes; at most 4,096" in example["message"]
+    assert len(json.dumps(report)) < 5000, "the value is never echoed in full"
+
+
+def test_a_100_mb_line_is_never_held_whole(tmp_path: Path) -> None:
+    """The reader skips a long line instead of loading it: the peak resident memory of a
+    whole run stays far below what a 100 MB string and its split copies take (~900 MB).
+    The peak is the child's own VmHWM: `ru_maxrss` would carry the forking parent's."""
+    status = Path("/proc/self/status")
+    if not status.exists():
+        pytest.skip("needs Linux /proc for the peak memory of a process")
+    path = tmp_path / "long.csv"
+    hundred_mb_line(path)
+    code = (
+        "import re\n"
+        "from pathlib import Path\n"
+        "from scorer import validate, SubmissionError\n"
+        "try:\n"
+        f"    validate({str(path)!r}, targets={TARGETS!r})\n"
+        "except SubmissionError as exc:\n"
+        "    print('codes', *exc.report.codes)\n"
+        "status = Path('/proc/self/status').read_text()\n"
+        "print('peak', re.search(r'VmHWM:\\s+(\\d+) kB', status).group(1))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    said = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    assert "line_too_long" in said.get("codes", ""), (done.stdout, done.stderr[-2000:])
+    peak_mb = int(said["peak"]) / 1024
+    assert peak_mb < 400, f"peak {peak_mb:.0f} MB"
+
+
+def test_many_long_lines_are_counted_with_the_first_few_named(tmp_path: Path) -> None:
+    rows = VALID.read_bytes().split(b"\n")
+    for i in range(5, 70, 2):
+        rows[i - 1] = b"1001,5" + b"0" * 5000 + b",1"
+    path = tmp_path / "long.csv"
+    path.write_bytes(b"\n".join(rows))
+    report = rejected("validate", str(path), "--targets", TARGETS)
+    found = {p["code"]: p for p in report["problems"]}
+    assert found["line_too_long"]["count"] == len(range(5, 70, 2))
+    assert [e["line"] for e in found["line_too_long"]["examples"]] == [5, 7, 9, 11, 13]
+
+
+def test_a_long_header_is_refused_alone(tmp_path: Path) -> None:
+    path = tmp_path / "header.csv"
+    path.write_bytes(b"user_id,edition_id,rank," + b"x" * 5000 + b"\n1,2,3\n")
+    found = only(rejected("validate", str(path), "--targets", TARGETS))
+    assert found["code"] == "line_too_long"
+    assert found["examples"][0]["line"] == 1
+
+
+def test_the_line_cap_is_configurable(tmp_path: Path) -> None:
+    path = tmp_path / "s.csv"
+    rows = VALID.read_bytes().split(b"\n")
+    rows[9] = b"1001,50000000000000000000009,9"  # 30 bytes: fine by default, not under 29
+    path.write_bytes(b"\n".join(rows))
+    report = rejected("validate", str(path), "--targets", TARGETS, "--max-line", "29")
+    long = next(p for p in report["problems"] if p["code"] == "line_too_long")
+    assert [e["line"] for e in long["examples"]] == [10]
+
+
+def naive_spans(data: bytes, limit: int) -> list[tuple[int, int, int]]:
+    """(line, start, end) of every line longer than `limit`: the obvious way."""
+    spans, start = [], 0
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if len(line) > limit:
+            spans.append((number, start, start + len(line)))
+        start += len(line) + 1
+    return spans
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(st.integers(0, 40), max_size=40),
+    limit=st.integers(1, 12),
+    cuts=st.lists(st.integers(1, 30), min_size=1, max_size=8),
+    final_newline=st.booleans(),
+)
+def test_long_lines_are_found_across_any_chunking(
+    lines: list[int], limit: int, cuts: list[int], final_newline: bool
+) -> None:
+    data = b"\n".join(b"x" * n for n in lines) + (b"\n" if final_newline else b"")
+    scanner = _LineLengths(limit)
+    at, i = 0, 0
+    while at < len(data):
+        size = cuts[i % len(cuts)]
+        scanner.feed(data[at : at + size])
+        at, i = at + size, i + 1
+    scanner.finish()
+    assert scanner.spans == naive_spans(data, limit)
+
+
+def test_scan_text_blanks_long_lines_only_when_asked(tmp_path: Path) -> None:
+    path = tmp_path / "s.csv"
+    path.write_bytes(HEADER + b"1,2,3\n" + b"9" * 100 + b"\n4,5,6\n")
+    limits = Limits(max_line_bytes=50)
+    kept = scan_text("s.csv", path, limits)
+    assert kept.source == path and kept.long_count == 1 and kept.long_lines == ((3, 100),)
+    blanked = scan_text("s.csv", path, limits, blank_long=True)
+    assert blanked.source == HEADER + b"1,2,3\n\n4,5,6\n"
+
+
+# --- Millions of users ----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_two_million_unknown_users_give_a_short_report(tmp_path: Path) -> None:
+    n = 2_000_000
+    path = tmp_path / "users.csv"
+    frame = pl.DataFrame(
+        {
+            "user_id": pl.int_range(10_000_000, 10_000_000 + n, eager=True),
+            "edition_id": pl.int_range(0, n, eager=True) % 997,
+            "rank": pl.int_range(0, n, eager=True) % 20 + 1,
+        }
+    )
+    frame.write_csv(path)
+    report = rejected("validate", str(path), "--targets", TARGETS)
+    found = {p["code"]: p for p in report["problems"]}
+    assert set(found) == {"missing_user", "unknown_user"}
+    assert found["unknown_user"]["count"] == n
+    assert [e["line"] for e in found["unknown_user"]["examples"]] == [2, 3, 4, 5, 6]
+    assert found["missing_user"]["count"] == 4
+    assert len(json.dumps(report)) < 5000
+
+
+# --- Atomic outputs -------------------------------------------------------------------------
+
+
+def leftovers(folder: Path, keep: set[str]) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name not in keep)
+
+
+@pytest.mark.parametrize("name", ["per_user.csv", "per_user.parquet", "per_user.csv.gz"])
+def test_a_rejected_submission_leaves_an_existing_output_intact(tmp_path: Path, name: str) -> None:
+    out = tmp_path / name
+    out.write_bytes(b"precious")
+    broken = str(CORPUS / "sub/duplicated_row.csv")
+    result = runner.invoke(app, ["score", broken, "--solution", SOLUTION, "--per-user", str(out)])
+    assert result.exit_code == 1
+    assert out.read_bytes() == b"precious"
+    assert leftovers(tmp_path, {name}) == []
+
+
+def test_a_write_that_fails_midway_leaves_an_existing_output_intact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "per_user.csv"
+    out.write_bytes(b"precious")
+
+    def half_then_fail(self: pl.DataFrame, file: Any, *args: Any, **kwargs: Any) -> None:
+        Path(file).write_bytes(b"user_id,stage,nd")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pl.DataFrame, "write_csv", half_then_fail)
+    result = runner.invoke(
+        app, ["score", str(VALID), "--solution", SOLUTION, "--per-user", str(out)]
+    )
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert out.read_bytes() == b"precious"
+    assert leftovers(tmp_path, {"per_user.csv"}) == []
+
+
+def test_a_successful_score_replaces_the_output_whole(tmp_path: Path) -> None:
+    out = tmp_path / "per_user.csv"
+    out.write_bytes(b"old")
+    result = runner.invoke(
+        app, ["score", str(VALID), "--solution", SOLUTION, "--per-user", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    table = pl.read_csv(out)
+    assert table.height == 4 and "ndcg" in table.columns
+    assert leftovers(tmp_path, {"per_user.csv"}) == []
+
+
+def test_inputs_are_never_modified(tmp_path: Path) -> None:
+    source = tmp_path / "sub.csv"
+    data = VALID.read_bytes()
+    source.write_bytes(data)
+    source.chmod(0o444)
+    for args in (
+        ["score", str(source), "--solution", SOLUTION, "--per-user", str(tmp_path / "u.csv")],
+        ["validate", str(source), "--targets", TARGETS],
+    ):
+        assert runner.invoke(app, args).exit_code == 0
+    assert source.read_bytes() == data
