@@ -119,8 +119,10 @@ def read_solution(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Solutio
             ],
         )
     )
+    # An edition_id that could not be read is null too: judge empty rows once ids are clean.
+    unread = any(p.code is Code.INVALID_ID for p in table.problems)
     both = (
-        frame.filter(pl.col("edition_id").is_null())
+        frame.filter(pl.col("edition_id").is_null() & pl.lit(not unread))
         .join(per_user.filter((pl.col("empty") > 0) & (pl.col("pairs") > 0)), on="user_id")
         .group_by("user_id")
         .agg(pl.col("line").min())  # the line of the empty edition_id
@@ -362,16 +364,16 @@ def _duplicates(
 
 def _count_message(unit: str, user: int, n: int, first: int, last: int, wide: bool) -> str:
     if not wide:
-        return (
-            f"{unit} {first}: user {user} has {n} rows ({unit}s {first}–{last}); "
-            f"expected exactly {K}"
-        )
+        rows = "row" if n == 1 else "rows"
+        where = f"{unit} {first}" if first == last else f"{unit}s {first}–{last}"
+        return f"{unit} {first}: user {user} has {n} {rows} ({where}); expected exactly {K}"
     if first != last:
         return (
             f"{unit} {first}: user {user} is listed on more than one {unit} ({unit}s "
             f"{first}–{last}, {n} editions in all); expected one {unit} of exactly {K}"
         )
-    return f"{unit} {first}: user {user} has {n} editions; expected exactly {K}"
+    editions = "edition" if n == 1 else "editions"
+    return f"{unit} {first}: user {user} has {n} {editions}; expected exactly {K}"
 
 
 def _place(unit: str, line: int, position: int | None) -> str:

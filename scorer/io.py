@@ -8,7 +8,8 @@ import os
 import re
 import tempfile
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal, cast
@@ -447,13 +448,28 @@ def output_kind(path: Path) -> Literal["csv", "csv.gz", "parquet"]:
     return kind
 
 
-def write_table(frame: pl.DataFrame, path: Path) -> None:
-    """Write a frame in the format its suffix names, atomically: a temporary file in the same
-    folder renamed over the target, so a failure leaves no partial file and the old one intact."""
-    kind = output_kind(path)
+@contextmanager
+def _atomic(path: Path) -> Iterator[str]:
+    """A temporary file beside `path`, renamed over it when the block succeeds and removed when
+    it fails: readers see the old file or the whole new one, never a part. The file gets the
+    permissions a plain new file would (mkstemp's are 0600)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
+        yield tmp
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_table(frame: pl.DataFrame, path: Path) -> None:
+    """Write a frame in the format its suffix names (.csv, .csv.gz, .parquet), atomically."""
+    kind = output_kind(path)
+    with _atomic(path) as tmp:
         if kind == "parquet":
             frame.write_parquet(tmp)
         elif kind == "csv.gz":
@@ -461,19 +477,9 @@ def write_table(frame: pl.DataFrame, path: Path) -> None:
                 frame.write_csv(cast(IO[bytes], handle))
         else:
             frame.write_csv(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_text(text: str, path: Path) -> None:
     """Write text atomically, as `write_table` does."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with _atomic(path) as tmp:
+        Path(tmp).write_text(text, encoding="utf-8")

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Annotated, TypeVar
 
 import typer
+from polars.exceptions import PanicException
 
 from scorer.errors import ScorerError
 
@@ -32,7 +33,7 @@ def guarded(as_json: bool, action: Callable[[], T], interrupted: str | None = No
             raise
         typer.echo(interrupted, err=True)
         raise typer.Exit(INTERRUPTED) from None
-    except Exception as exc:  # a bug: still no traceback for the user, and an honest message
+    except (Exception, PanicException) as exc:  # a bug: no traceback, an honest message
         message = f"internal error ({type(exc).__name__}: {exc}); please report this"
         _fail(as_json, message, {"error": "internal", "message": message})
         raise typer.Exit(HOST) from None

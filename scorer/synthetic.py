@@ -9,6 +9,16 @@ import polars as pl
 
 from scorer.parse import K
 
+#: Users drawn from one random stream. Block b of a seed is the same whatever the size of the
+#: competition, so a large competition can be written in parts of whole blocks (`offset`).
+BLOCK = 100_000
+
+#: Resolution of the popularity lookup table (draws are integers into it, not `choice(p=…)`).
+_TABLE = 1 << 20
+
+#: How many popular editions the filler of a submission is taken from.
+_TOP = 2_000
+
 
 @dataclass(frozen=True)
 class Competition:
@@ -29,79 +39,202 @@ def make_competition(
     empty_share: float = 0.0,
     hit_share: float = 0.3,
     n_editions: int = 50_000,
+    offset: int = 0,
 ) -> Competition:
     """Build a competition of `n_users` target users, split 50/50 public/private.
 
-    Each user loses `min_lost..max_lost` editions drawn from a skewed popularity curve (a
-    share `empty_share` lose none); the submission ranks K distinct editions a user, each lost
-    edition recalled with probability `hit_share`, the rest filled with popular editions.
-    Everything is vectorised, so a million users take a few seconds.
+    Each user loses `min_lost..max_lost` distinct editions drawn from a skewed (Zipf-like)
+    popularity curve (a share `empty_share` lose none: one row with an empty edition_id); the
+    submission ranks exactly K distinct editions a user at ranks 1..K in random order: each lost
+    edition recalled with probability `hit_share` (at most K), the rest filled with popular
+    editions, some of which are lost ones too. The same arguments give the same frames.
+
+    `offset` (a multiple of `BLOCK`) skips that many users: the users of
+    `make_competition(n, offset=o)` are users o..o+n-1 of a larger competition with the same
+    seed, row for row when `n` is a multiple of `BLOCK` too, so files too large for memory can
+    be written part by part. Vectorised in numpy: a million users take a few seconds.
     """
-    rng = np.random.default_rng(seed)
-    users = 100_000 + np.arange(n_users, dtype=np.int64) * 7
-    stage = np.where(rng.permutation(n_users) < n_users // 2, "public", "private")
-    n_lost = rng.integers(min_lost, max_lost + 1, size=n_users)
-    n_lost[rng.random(n_users) < empty_share] = 0
-    ids, weights = _popular(rng, n_editions)
-
-    owner = np.repeat(np.arange(n_users), n_lost)
-    # Draw more than needed and keep each user's first distinct editions.
-    lost = (
-        pl.DataFrame(
-            {
-                "u": np.concatenate([owner, owner]),
-                "edition_id": rng.choice(ids, size=2 * owner.size, p=weights),
-            }
+    if n_users < 0 or offset < 0 or offset % BLOCK:
+        raise ValueError(
+            f"n_users = {n_users}, offset = {offset}; expected n_users >= 0 and "
+            f"offset a non-negative multiple of {BLOCK}"
         )
-        .unique(subset=["u", "edition_id"], keep="first", maintain_order=True)
-        .with_columns(pl.int_range(pl.len()).over("u").alias("j"))
-        .join(pl.DataFrame({"u": np.arange(n_users), "n": n_lost}), on="u")
-        .filter(pl.col("j") < pl.col("n"))
-        .select("u", "edition_id")
-    )
-    frame_users = pl.DataFrame({"u": np.arange(n_users), "user_id": users, "stage": stage})
-    solution = (
-        frame_users.join(lost, on="u", how="left")
-        .sort("u", maintain_order=True)
-        .select("user_id", "edition_id", "stage")
-    )
-
-    recalled = lost.filter(pl.Series(rng.random(lost.height) < hit_share)).with_columns(
-        pl.lit(0).alias("source")
-    )
-    # 2K distinct popular editions a user, from a random offset into the most popular ones.
-    top = ids[: max(2 * K, min(n_editions, 2_000))]
-    offsets = np.repeat(rng.integers(0, top.size, size=n_users), 2 * K)
-    filler = pl.DataFrame(
-        {
-            "u": np.repeat(np.arange(n_users), 2 * K),
-            "edition_id": top[(offsets + np.tile(np.arange(2 * K), n_users)) % top.size],
-            "source": np.ones(n_users * 2 * K, dtype=np.int64),
-        }
-    )
-    ranked = (
-        pl.concat([recalled.with_columns(pl.col("source").cast(pl.Int64)), filler])
-        .with_columns(pl.Series("noise", rng.random(recalled.height + filler.height)))
-        .sort("u", "source", "noise")
-        .unique(subset=["u", "edition_id"], keep="first", maintain_order=True)
-        .with_columns(pl.int_range(pl.len()).over("u").alias("slot"))
-        .filter(pl.col("slot") < K)
-        # Recalled editions land at random ranks, not always on top.
-        .with_columns(pl.Series("shuffle", rng.random(n_users * K)))
-        .with_columns((pl.col("shuffle").rank("ordinal").over("u")).cast(pl.Int64).alias("rank"))
-        .join(frame_users, on="u")
-        .sort("u", "rank")
-        .select("user_id", pl.col("edition_id").cast(pl.Int64), "rank")
-    )
+    if not 0 <= min_lost <= max_lost <= 10 * K:
+        raise ValueError(
+            f"min_lost = {min_lost}, max_lost = {max_lost}; expected "
+            f"0 <= min_lost <= max_lost <= {10 * K}"
+        )
+    if not (0.0 <= empty_share <= 1.0 and 0.0 <= hit_share <= 1.0):
+        raise ValueError("empty_share and hit_share must lie in 0..1")
+    if not 2 * K <= n_editions <= 1 << 24:
+        raise ValueError(f"n_editions = {n_editions}; expected {2 * K}..{1 << 24}")
+    ids, table = _catalogue(seed, n_editions)
+    parts = [
+        _block(
+            np.random.default_rng([seed, 1, (offset + start) // BLOCK]),
+            offset + start,
+            min(BLOCK, n_users - start),
+            ids=ids,
+            table=table,
+            min_lost=min_lost,
+            max_lost=max_lost,
+            empty_share=empty_share,
+            hit_share=hit_share,
+        )
+        # An empty competition still gets one (empty) block, for frames of the right schema.
+        for start in range(0, max(n_users, 1), BLOCK)
+    ]
     return Competition(
-        solution=solution.with_columns(pl.col("edition_id").cast(pl.Int64)),
-        targets=frame_users.select("user_id"),
-        submission=ranked,
+        solution=pl.concat([p.solution for p in parts], rechunk=True),
+        targets=pl.concat([p.targets for p in parts], rechunk=True),
+        submission=pl.concat([p.submission for p in parts], rechunk=True),
     )
 
 
-def _popular(rng: np.random.Generator, n_editions: int) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct edition ids from most to least popular, with Zipf-like probabilities."""
+def _catalogue(seed: int, n_editions: int) -> tuple[np.ndarray, np.ndarray]:
+    """Edition ids from most to least popular, and a lookup table from a uniform integer
+    0.._TABLE-1 to a popularity index, for Zipf-like weights 1 / rank**0.8."""
+    rng = np.random.default_rng([seed, 0])
     ids = rng.permutation(n_editions).astype(np.int64) + 1_000_000
     weights = 1.0 / np.arange(1, n_editions + 1) ** 0.8
-    return ids, weights / weights.sum()
+    cdf = np.cumsum(weights) / weights.sum()
+    table = np.searchsorted(cdf, (np.arange(_TABLE) + 0.5) / _TABLE, side="right")
+    return ids, np.minimum(table, n_editions - 1).astype(np.int32)
+
+
+def _block(
+    rng: np.random.Generator,
+    first: int,
+    m: int,
+    *,
+    ids: np.ndarray,
+    table: np.ndarray,
+    min_lost: int,
+    max_lost: int,
+    empty_share: float,
+    hit_share: float,
+) -> Competition:
+    """Users first..first+m-1 of a competition: the lost pairs, then a submission for them."""
+    user_ids = 100_000 + (first + np.arange(m, dtype=np.int64)) * 7
+    public = rng.permutation(m) < m // 2
+    n_lost = rng.integers(min_lost, max_lost + 1, size=m)
+    n_lost[rng.random(m) < empty_share] = 0
+    owner, lost = _distinct_draws(rng, n_lost, table)  # sorted by owner
+
+    # The solution: a user's lost pairs, or one row with an empty edition_id.
+    rows = np.maximum(n_lost, 1)
+    row_start = np.cumsum(rows) - rows
+    edition = np.zeros(rows.sum(), dtype=np.int64)
+    present = np.zeros(rows.sum(), dtype=bool)
+    j = _cumcount(owner, m)
+    edition[row_start[owner] + j] = ids[lost]
+    present[row_start[owner] + j] = True
+    row_owner = np.repeat(np.arange(m), rows)
+    solution = pl.DataFrame(
+        {
+            "user_id": user_ids[row_owner],
+            "edition_id": edition,
+            "stage": public[row_owner],
+        }
+    ).with_columns(
+        pl.when(pl.Series(present)).then(pl.col("edition_id")).alias("edition_id"),
+        pl.when(pl.col("stage")).then(pl.lit("public")).otherwise(pl.lit("private")).alias("stage"),
+    )
+
+    # Recalled lost editions (at most K a user, in draw order), then filler from a window of
+    # 2K consecutive popular editions that skips any edition already recalled.
+    recalled = rng.random(owner.size) < hit_share
+    r_owner, r_lost = owner[recalled], lost[recalled]
+    slot = _cumcount(r_owner, m)
+    keep = slot < K
+    r_owner, r_lost, slot = r_owner[keep], r_lost[keep], slot[keep]
+    n_recalled = np.bincount(r_owner, minlength=m)
+    top = max(2 * K, min(ids.size, _TOP))
+    start = rng.integers(0, top, size=m)
+    taken = np.zeros((m, 2 * K), dtype=bool)
+    position = (r_lost - start[r_owner]) % top
+    inside = (r_lost < top) & (position < 2 * K)
+    taken[r_owner[inside], position[inside]] = True
+    free = ~taken
+    order = np.cumsum(free, axis=1)
+    use = free & (order <= (K - n_recalled)[:, None])
+    f_owner, f_pos = np.nonzero(use)
+    chosen = np.empty((m, K), dtype=np.int64)
+    chosen[r_owner, slot] = r_lost
+    chosen[f_owner, n_recalled[f_owner] + order[f_owner, f_pos] - 1] = (
+        start[f_owner] + f_pos
+    ) % top
+    # Random ranks: recalled editions do not always come first.
+    shuffle = rng.permuted(np.broadcast_to(np.arange(K), (m, K)), axis=1)
+    ranked = np.take_along_axis(chosen, shuffle, axis=1)
+    submission = pl.DataFrame(
+        {
+            "user_id": np.repeat(user_ids, K),
+            "edition_id": ids[ranked.ravel()],
+            "rank": np.tile(np.arange(1, K + 1, dtype=np.int64), m),
+        }
+    )
+    return Competition(
+        solution=solution,
+        targets=pl.DataFrame({"user_id": user_ids}),
+        submission=submission,
+    )
+
+
+def _distinct_draws(
+    rng: np.random.Generator, counts: np.ndarray, table: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """`counts[u]` distinct popularity indices for every user u, sorted by user, each user's in
+    the order they were first drawn. Draws twice as many as needed with replacement and keeps
+    the first distinct ones; the rare user left short is drawn again with more."""
+    owner, index, got = _first_distinct(rng, counts, 2, table)
+    factor = 4
+    while (short := np.flatnonzero(got < counts)).size:
+        o2, i2, g2 = _first_distinct(rng, counts[short], factor, table)
+        drop = np.isin(owner, short)
+        owner = np.concatenate([owner[~drop], short[o2]])
+        index = np.concatenate([index[~drop], i2])
+        order = np.argsort(owner, kind="stable")
+        owner, index = owner[order], index[order]
+        got[short] = g2
+        factor *= 2
+        if factor > 1 << 12:
+            raise ValueError("the catalogue is too small for that many lost pairs a user")
+    return owner, index
+
+
+def _first_distinct(
+    rng: np.random.Generator, counts: np.ndarray, factor: int, table: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    m = counts.size
+    draws = factor * counts
+    total = int(draws.sum())
+    owner = np.repeat(np.arange(m, dtype=np.int64), draws)
+    pos = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(draws) - draws, draws)
+    index = table[rng.integers(0, table.size, size=total)].astype(np.int64)
+    # Bit fields of one int64 key: owner | index | position (two sorts, no division).
+    ib = int(table[-1]).bit_length()
+    pb = (int(draws.max()) if m else 1).bit_length()
+    imask, pmask = (1 << ib) - 1, (1 << pb) - 1
+    # Sort by (owner, index, position) and keep each pair's first draw...
+    key = np.sort((owner << (ib + pb)) | (index << pb) | pos, kind="stable")
+    pair = key >> pb
+    first = np.empty(key.size, dtype=bool)
+    first[:1] = True
+    np.not_equal(pair[1:], pair[:-1], out=first[1:])
+    key = key[first]
+    # ...then put each user's distinct editions back in the order they were drawn.
+    key = np.sort(
+        ((key >> (ib + pb)) << (ib + pb)) | ((key & pmask) << ib) | ((key >> pb) & imask),
+        kind="stable",
+    )
+    owner, index = key >> (ib + pb), key & imask
+    keep = _cumcount(owner, m) < counts[owner]
+    owner, index = owner[keep], index[keep]
+    return owner, index, np.bincount(owner, minlength=m)
+
+
+def _cumcount(owner: np.ndarray, m: int) -> np.ndarray:
+    """0, 1, 2, … within each run of a sorted owner array."""
+    sizes = np.bincount(owner, minlength=m)
+    return np.arange(owner.size, dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Literal
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from scorer.errors import Code, Issue, Problem, problem, single
 from scorer.io import (
@@ -72,7 +74,7 @@ def _header(source: TableLike, limits: Limits) -> list[str] | None:
     kind = kind_of(path)
     try:
         if kind == "parquet":
-            return list(pl.read_parquet_schema(path))
+            return list(pq.read_schema(path).names)  # pyarrow: a corrupt footer raises, not panics
         if kind == "csv.gz":
             with gzip.open(path, "rb") as handle:
                 first = handle.readline(limits.max_line_bytes + 4)
@@ -82,7 +84,14 @@ def _header(source: TableLike, limits: Limits) -> list[str] | None:
         else:
             return None
         text = first.decode("utf-8")
-    except (OSError, EOFError, zlib.error, UnicodeDecodeError, pl.exceptions.PolarsError):
+    except (
+        OSError,
+        EOFError,
+        zlib.error,
+        UnicodeDecodeError,
+        pl.exceptions.PolarsError,
+        pa.ArrowException,
+    ):
         return None
     return [_unquote_name(n.strip()) for n in text.lstrip("\ufeff").rstrip("\r\n").split(",")]
 
