@@ -426,7 +426,18 @@ def _judge(
         for n, values in stages.items()
         if any(value != value.lower() for value in values)
     )
-    return Table(file=file, frame=frame, problems=_merge(found), unit=unit)
+    return Table(file=file, frame=_flag_sorted(frame), problems=_merge(found), unit=unit)
+
+
+def _flag_sorted(frame: pl.DataFrame) -> pl.DataFrame:
+    """Mark `user_id` sorted when it is (files are usually written user by user): polars then
+    groups by user several times faster. A check of one pass; unsorted files work as well."""
+    if "user_id" not in frame.columns:
+        return frame
+    users = frame.get_column("user_id")
+    if users.null_count() or not users.is_sorted():
+        return frame
+    return frame.with_columns(users.set_sorted())
 
 
 def _merge(problems: list[Problem]) -> tuple[Problem, ...]:

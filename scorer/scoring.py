@@ -6,9 +6,11 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 from itertools import accumulate
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from scorer.contract import Solution
@@ -124,24 +126,13 @@ def per_user(submission: pl.DataFrame, solution: Solution, no_lost: NoLost) -> p
     packed = packable(submission, solution.pairs)
     on = "pair" if packed else ["user_id", "edition_id"]
     lost = solution.pairs.lazy().select(pair_key(packed), "user_id", "edition_id", "grade")
-    hits = (
+    matched = (
         submission.lazy()
         .select(pair_key(packed), "user_id", "edition_id", "rank")
         .join(lost.drop("user_id", "edition_id") if packed else lost.drop("pair"), on=on)
-        .select("user_id", "rank", "grade")
-        .sort("user_id", "rank")
-        .group_by("user_id", maintain_order=True)
-        .agg(
-            _ordered_dcg("rank").alias("dcg"),
-            pl.len().cast(pl.Int64).alias("hits"),
-            pl.col("rank").first().alias("first"),
-            # precision at each hit's rank, added in rank order: AP's numerator
-            (pl.int_range(1, pl.len() + 1) / pl.col("rank")).cum_sum().last().alias("ap_sum"),
-        )
     )
-    users = solution.users.lazy().filter(
-        pl.col("stage").is_null() | (pl.col("stage") != "ignored")
-    )
+    hits = _graded_hits(matched) if solution.graded else _binary_hits(matched)
+    users = solution.users.lazy().filter(pl.col("stage").is_null() | (pl.col("stage") != "ignored"))
     if no_lost is NoLost.EXCLUDE:
         users = users.filter(pl.col("n_relevant") > 0)
     relevant = pl.col("n_relevant")
@@ -161,8 +152,9 @@ def per_user(submission: pl.DataFrame, solution: Solution, no_lost: NoLost) -> p
             pl.when(relevant > 0).then(n_hits / relevant).otherwise(0.0).alias("recall"),
             # Lookups of h / K and 1 / r computed in Python: polars may turn a division by a
             # constant into a multiplication by its inverse, which rounds differently.
-            n_hits.replace_strict(_RANGE, [h / K for h in _RANGE], return_dtype=pl.Float64)
-            .alias("precision"),
+            n_hits.replace_strict(_RANGE, [h / K for h in _RANGE], return_dtype=pl.Float64).alias(
+                "precision"
+            ),
             (n_hits > 0).cast(pl.Float64).alias("hit_rate"),
             pl.col("first")
             .replace_strict(_RANGE, [0.0, *(1 / r for r in _RANGE[1:])], return_dtype=pl.Float64)
@@ -175,6 +167,61 @@ def per_user(submission: pl.DataFrame, solution: Solution, no_lost: NoLost) -> p
         )
         .sort("user_id")
         .collect()
+    )
+
+
+def _binary_hits(matched: pl.LazyFrame) -> pl.LazyFrame:
+    """Per user, the ranks of its hits as one bit mask (an integer sum: exact in any order),
+    then DCG and AP's numerator looked up by mask in tables built in rank order."""
+    dcg, ap = _mask_tables()
+    return (
+        matched.group_by("user_id")
+        .agg(pl.lit(2, pl.Int64).pow(pl.col("rank") - 1).sum().alias("mask"))
+        .with_columns(
+            pl.col("mask")
+            .map_batches(lambda m: pl.Series(dcg[m.to_numpy()]), pl.Float64)
+            .alias("dcg"),
+            pl.col("mask").bitwise_count_ones().cast(pl.Int64).alias("hits"),
+            (pl.col("mask").bitwise_trailing_zeros().cast(pl.Int64) + 1).alias("first"),
+            pl.col("mask")
+            .map_batches(lambda m: pl.Series(ap[m.to_numpy()]), pl.Float64)
+            .alias("ap_sum"),
+        )
+        .drop("mask")
+    )
+
+
+@cache
+def _mask_tables() -> tuple[np.ndarray, np.ndarray]:
+    """For every mask of hit ranks (bit r-1 for rank r): its DCG (gain 1 · discount, added in
+    rank order) and AP's numerator (Σ over hit ranks r of hits up to r / r, in rank order).
+    A mask's highest rank is added last: table[m] = table[m without it] + its term."""
+    disc = discounts(K)
+    dcg = np.zeros(1 << K)
+    ap = np.zeros(1 << K)
+    found = np.zeros(1 << K, dtype=np.int64)
+    for r in range(K):  # 20 ranks, each filling the masks whose highest hit it is
+        low, high = 1 << r, 1 << (r + 1)
+        dcg[low:high] = dcg[:low] + disc[r]
+        found[low:high] = found[:low] + 1
+        ap[low:high] = ap[:low] + found[low:high] / (r + 1)
+    return dcg, ap
+
+
+def _graded_hits(matched: pl.LazyFrame) -> pl.LazyFrame:
+    """Per user, DCG and AP's numerator of its hits added one by one in rank order (graded
+    relevance: a gain per grade, so no mask table)."""
+    return (
+        matched.select("user_id", "rank", "grade")
+        .sort("user_id", "rank")
+        .group_by("user_id", maintain_order=True)
+        .agg(
+            _ordered_dcg("rank").alias("dcg"),
+            pl.len().cast(pl.Int64).alias("hits"),
+            pl.col("rank").first().alias("first"),
+            # precision at each hit's rank, added in rank order: AP's numerator
+            (pl.int_range(1, pl.len() + 1) / pl.col("rank")).cum_sum().last().alias("ap_sum"),
+        )
     )
 
 
