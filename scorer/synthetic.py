@@ -66,8 +66,11 @@ def make_competition(
         )
     if not (0.0 <= empty_share <= 1.0 and 0.0 <= hit_share <= 1.0):
         raise ValueError("empty_share and hit_share must lie in 0..1")
-    if not 2 * K <= n_editions <= 1 << 24:
-        raise ValueError(f"n_editions = {n_editions}; expected {2 * K}..{1 << 24}")
+    if not max(2 * K, max_lost) <= n_editions <= 1 << 24:
+        raise ValueError(
+            f"n_editions = {n_editions}; expected {max(2 * K, max_lost)}..{1 << 24} (at least "
+            "2K, and at least max_lost)"
+        )
     ids, table = _catalogue(seed, n_editions)
     parts = [
         _block(

@@ -1,0 +1,112 @@
+"""Write a deterministic synthetic competition of N users as CSV and Parquet, for the benchmark.
+
+    .venv/bin/python bench/generate.py --users 1000000          # -> bench/work/1000000/
+
+Files: solution.csv, targets.csv, submission.csv, and the same three as .parquet, plus
+manifest.json (arguments, row counts, sizes). A folder whose manifest matches the arguments is
+kept as it is (`--force` rewrites it). Users are written a part at a time (whole blocks of
+`scorer.synthetic.BLOCK` users), so memory stays flat however many users are asked for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+
+from scorer.synthetic import BLOCK, make_competition
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_WORK = HERE / "work"
+
+#: Users generated and written at once: 10 blocks, about 0.5 GB of frames.
+PART = 10 * BLOCK
+
+#: The typed schemas every reader in the benchmark uses.
+SCHEMAS: dict[str, dict[str, type[pl.DataType]]] = {
+    "solution": {"user_id": pl.Int64, "edition_id": pl.Int64, "stage": pl.String},
+    "targets": {"user_id": pl.Int64},
+    "submission": {"user_id": pl.Int64, "edition_id": pl.Int64, "rank": pl.Int64},
+}
+
+#: Bump when the generator's output changes, so old folders are rewritten.
+FORMAT = 2
+
+
+def folder(users: int, seed: int = 0, work: Path = DEFAULT_WORK) -> Path:
+    return work / (str(users) if seed == 0 else f"{users}-seed{seed}")
+
+
+def generate(users: int, *, seed: int = 0, work: Path = DEFAULT_WORK, force: bool = False) -> Path:
+    """Write (or keep) the competition's files; return their folder."""
+    out = folder(users, seed, work)
+    wanted = {"format": FORMAT, "users": users, "seed": seed}
+    manifest = out / "manifest.json"
+    if not force and manifest.is_file():
+        found = json.loads(manifest.read_text())
+        if {k: found.get(k) for k in wanted} == wanted:
+            return out
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    started = time.perf_counter()
+    rows = dict.fromkeys(SCHEMAS, 0)
+    handles = {name: (out / f"{name}.csv").open("wb") for name in SCHEMAS}
+    single = users <= PART
+    try:
+        for offset in range(0, users, PART):
+            part = make_competition(min(PART, users - offset), seed=seed, offset=offset)
+            for name in SCHEMAS:
+                frame: pl.DataFrame = getattr(part, name)
+                frame.write_csv(handles[name], include_header=offset == 0)
+                rows[name] += frame.height
+                if single:  # in memory anyway: no need to read the CSV back
+                    frame.write_parquet(out / f"{name}.parquet")
+    finally:
+        for handle in handles.values():
+            handle.close()
+    csv_seconds = time.perf_counter() - started  # generating and writing the parts
+    if not single:  # one streaming pass a file keeps memory flat
+        for name, schema in SCHEMAS.items():
+            pl.scan_csv(out / f"{name}.csv", schema=schema).sink_parquet(out / f"{name}.parquet")
+    sizes = {p.name: p.stat().st_size for p in sorted(out.iterdir())}
+    manifest.write_text(
+        json.dumps(
+            {
+                **wanted,
+                "rows": rows,
+                "bytes": sizes,
+                "seconds": {
+                    "parts": round(csv_seconds, 2),
+                    "total": round(time.perf_counter() - started, 2),
+                },
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--users", type=int, default=1_000_000, help="number of target users")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--work", type=Path, default=DEFAULT_WORK, help="parent folder")
+    parser.add_argument("--force", action="store_true", help="rewrite even if up to date")
+    args = parser.parse_args(argv)
+    if args.users < 1:
+        parser.error("--users must be at least 1")
+    out = generate(args.users, seed=args.seed, work=args.work, force=args.force)
+    info = json.loads((out / "manifest.json").read_text())
+    print(f"{out}: {info['rows']} rows, {info['seconds']}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
