@@ -9,16 +9,12 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
-import typer.main
-import typer.testing
 from typer.testing import CliRunner
 
 from scorer.cli import app
@@ -36,20 +32,6 @@ ORDER = {str(code): i for i, code in enumerate(Code)}
 SPLIT_WORDS = re.compile(r"\b(public|private)\b", re.I)
 
 runner = CliRunner()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _command_built_once() -> Iterator[None]:
-    """Typer rebuilds the click command on every call (0.1 s, most of a call's time here);
-    build it once for this module's few hundred calls."""
-    command = typer.main.get_command(app)
-
-    def get(target: typer.Typer) -> Any:
-        return command if target is app else typer.main.get_command(target)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(typer.testing, "_get_command", get)
-        yield
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,13 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from doctools import FENCE, console_commands
 from typer.testing import CliRunner
 
 from scorer.cli import app
 from scorer.errors import Code
 
 ROOT = Path(__file__).resolve().parent.parent
-FENCE = re.compile(r"```console\n(.*?)```", re.S)
 
 
 #: Sections whose commands build on each other in an empty folder: their own tests run them in
@@ -31,16 +31,9 @@ def own_sections(name: str) -> str:
 
 
 def console_blocks(name: str) -> list[tuple[str, str]]:
-    """(command, expected output) for every `$ ` line of every console block of a document,
-    outside the sequential sections."""
-    found = []
-    for block in FENCE.findall(own_sections(name)):
-        lines = block.rstrip("\n").split("\n")
-        starts = [i for i, line in enumerate(lines) if line.startswith("$ ")]
-        for n, i in enumerate(starts):
-            end = starts[n + 1] if n + 1 < len(starts) else len(lines)
-            found.append((lines[i][2:], "\n".join(lines[i + 1 : end])))
-    return found
+    """(command, expected output) for every `$ ` line of a document, outside the sequential
+    sections."""
+    return console_commands(own_sections(name))
 
 
 def scorer_args(command: str) -> list[str] | None:

@@ -7,16 +7,12 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import polars as pl
 import pytest
-import typer
-import typer.main
-import typer.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -51,18 +47,6 @@ SETTINGS = settings(
 )
 
 runner = CliRunner()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _command_built_once() -> Iterator[None]:
-    command = typer.main.get_command(app)
-
-    def get(target: typer.Typer) -> Any:
-        return command if target is app else typer.main.get_command(target)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(typer.testing, "_get_command", get)
-        yield
 
 
 @pytest.fixture(scope="module")

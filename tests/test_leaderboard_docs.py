@@ -7,6 +7,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from doctools import console_commands
 from typer.testing import CliRunner
 
 from scorer.cli import app
@@ -15,7 +16,6 @@ from scorer.leaderboard.manifest import MAX_SELECTED, SELECTION_FILE, ManifestCo
 
 ROOT = Path(__file__).resolve().parent.parent
 TASK = ROOT / "task.md"
-FENCE = re.compile(r"```console\n(.*?)```", re.S)
 NUMBER = re.compile(r"\d+\.\d{7,}(?:e-?\d+)?")
 
 
@@ -26,18 +26,6 @@ def same(output: str, expected: str) -> bool:
         return False
     pairs = zip(NUMBER.findall(output), NUMBER.findall(expected), strict=True)
     return all(abs(float(a) - float(b)) <= 1e-12 for a, b in pairs)
-
-
-def console_commands(text: str) -> list[tuple[str, str]]:
-    """(command, expected output) for every `$ ` line of every console block, in order."""
-    found = []
-    for block in FENCE.findall(text):
-        lines = block.rstrip("\n").split("\n")
-        starts = [i for i, line in enumerate(lines) if line.startswith("$ ")]
-        for n, i in enumerate(starts):
-            end = starts[n + 1] if n + 1 < len(starts) else len(lines)
-            found.append((lines[i][2:], "\n".join(lines[i + 1 : end])))
-    return found
 
 
 def sections() -> list[tuple[str, str]]:

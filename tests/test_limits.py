@@ -10,15 +10,11 @@ import subprocess
 import sys
 import tracemalloc
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
-import typer
-import typer.main
-import typer.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -34,18 +30,6 @@ HEADER = b"user_id,edition_id,rank\n"
 MB = 1 << 20
 
 runner = CliRunner()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _command_built_once() -> Iterator[None]:
-    command = typer.main.get_command(app)
-
-    def get(target: typer.Typer) -> Any:
-        return command if target is app else typer.main.get_command(target)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(typer.testing, "_get_command", get)
-        yield
 
 
 def rejected(*args: str) -> dict[str, Any]:
