@@ -28,9 +28,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from scorer.cells import K
 from scorer.leaderboard.boards import iso
 from scorer.leaderboard.demo import junk
-from scorer.parse import K
 from scorer.synthetic import make_competition
 
 SCORER = Path(sys.executable).with_name("scorer")

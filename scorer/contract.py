@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from scorer.cells import K, Spec, Table
 from scorer.errors import Code, HostError, Issue, Problem, Report, SubmissionError, problem
 from scorer.io import DEFAULT_LIMITS, Limits, Rejected, TableLike
 from scorer.keys import packable, pair_key
-from scorer.parse import K, Spec, Table, read_table
+from scorer.parse import read_table
 from scorer.wide import is_wide, read_wide
 
 SUBMISSION = Spec(

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import polars as pl
 
-from scorer.errors import MAX_EXAMPLES, Code, Issue, Problem, Report, problem, shorten, single
+from scorer.cells import (
+    DTYPE,
+    Kind,
+    Spec,
+    Table,
+    beyond_int64,
+    judge,
+    parse_cells,
+)
+from scorer.errors import Code, Issue, Problem, Report, problem, shorten, single
 from scorer.io import (
     DEFAULT_LIMITS,
     Limits,
@@ -23,66 +29,6 @@ from scorer.io import (
     scan_text,
 )
 
-Kind = Literal["id", "rank", "stage", "grade"]
-
-#: The cut-off of the competition: 20 ranked editions a user.
-K = 20
-
-#: Relevance grades a solution may carry (binary competitions use 1 for every lost pair).
-MAX_GRADE = 10
-
-#: What each kind of cell must hold, as messages say it.
-EXPECTED: Mapping[Kind, str] = {
-    "id": "a non-negative integer written in digits",
-    "rank": f"an integer 1..{K}",
-    "stage": "public, private or ignored",
-    "grade": f"an integer 0..{MAX_GRADE}",
-}
-
-STAGES = ("public", "private", "ignored")
-
-#: The largest id a 64-bit integer column holds; longer digit strings are rejected by name.
-MAX_ID = 2**63 - 1
-
-_DTYPE: Mapping[Kind, type[pl.DataType]] = {
-    "id": pl.Int64,
-    "rank": pl.Int64,
-    "stage": pl.Categorical,
-    "grade": pl.Int64,
-}
-
-_CODE: Mapping[Kind, Code] = {
-    "id": Code.INVALID_ID,
-    "rank": Code.INVALID_RANK,
-    "stage": Code.INVALID_STAGE,
-    "grade": Code.INVALID_GRADE,
-}
-
-
-@dataclass(frozen=True)
-class Spec:
-    """The columns one kind of file has; `nullable` ones may be empty."""
-
-    role: str
-    required: Mapping[str, Kind]
-    optional: Mapping[str, Kind]
-    nullable: frozenset[str] = frozenset()
-
-    def kinds(self, header: list[str]) -> dict[str, Kind]:
-        every = {**self.required, **self.optional}
-        return {name: every[name] for name in header}
-
-
-@dataclass(frozen=True)
-class Table:
-    """Typed columns plus `line`, the 1-based line of the file (the row, for Parquet/frames).
-    A cell that broke its rule is null here and counted in `problems`."""
-
-    file: str
-    frame: pl.DataFrame
-    problems: tuple[Problem, ...]
-    unit: Literal["line", "row"]
-
 
 def read_table(source: TableLike, spec: Spec, limits: Limits = DEFAULT_LIMITS) -> Table:
     """Read a path (CSV, CSV.gz, Parquet) or a polars/pandas frame; raise `Rejected` for a
@@ -90,9 +36,8 @@ def read_table(source: TableLike, spec: Spec, limits: Limits = DEFAULT_LIMITS) -
     file = describe(source)
     if isinstance(source, str | Path):
         kind, content = open_path(Path(source), file, limits)
-        if kind == "parquet":
-            assert isinstance(content, Path)
-            return _from_frame(file, _read_parquet(content, file, limits), spec, limits)
+        if kind == "parquet":  # read from its path, as `open_path` leaves it
+            return _from_frame(file, _read_parquet(Path(source), file, limits), spec, limits)
         text = scan_text(file, content, limits, blank_long=True)
         check_header(file, text.header, list(spec.required), list(spec.optional))
         return _from_text(file, text, spec, limits)
@@ -179,7 +124,7 @@ def _from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
     if not text.lenient and not text.long_count:
         fast = _typed_read(text, kinds, spec)
         if fast is not None:
-            return _judge(file, fast, kinds, "line", [])
+            return judge(file, fast, kinds, "line", [])
     return _diagnose(file, text, kinds, spec, limits)
 
 
@@ -190,7 +135,7 @@ def _no_rows(file: str) -> Report:
 def _typed_read(text: Text, kinds: dict[str, Kind], spec: Spec) -> pl.DataFrame | None:
     """Parse with a typed schema: the fast path for a clean file. None when any cell fails to
     parse, is empty where it may not be, or lines do not map one to one onto rows."""
-    schema = {name: _DTYPE[kind] for name, kind in kinds.items()}
+    schema = {name: DTYPE[kind] for name, kind in kinds.items()}
     try:
         frame = pl.read_csv(text.source, schema=schema, has_header=True, raise_if_empty=False)
     except pl.exceptions.PolarsError:
@@ -206,8 +151,8 @@ def _typed_read(text: Text, kinds: dict[str, Kind], spec: Spec) -> pl.DataFrame 
 def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits: Limits) -> Table:
     """The careful path: every physical line, every field as text, every cell judged."""
     cells, issues = text_cells(file, text, list(kinds), limits)
-    typed, bad = _parse_cells(file, cells, kinds, spec, "line")
-    return _judge(file, typed, kinds, "line", [*issues, *bad])
+    typed, bad = parse_cells(file, cells, kinds, spec, "line")
+    return judge(file, typed, kinds, "line", [*issues, *bad])
 
 
 def text_cells(
@@ -304,161 +249,6 @@ def _quote(value: str) -> str:
     return repr(shorten(value))
 
 
-def _parse_cells(
-    file: str, cells: pl.DataFrame, kinds: dict[str, Kind], spec: Spec, unit: str
-) -> tuple[pl.DataFrame, list[Problem]]:
-    """Text cells to typed ones. A cell that is not a plain integer becomes null and an issue;
-    ranges and stage values are judged later, on typed values, in `_judge`."""
-    exprs: list[pl.Expr] = [pl.col("line")]
-    bad: dict[str, pl.Expr] = {}
-    for name, kind in kinds.items():
-        cell = pl.col(name)
-        if kind == "stage":
-            exprs.append(cell)
-            continue
-        digits = cell.str.contains(r"^[0-9]+$")
-        value = pl.when(digits).then(cell.str.to_integer(strict=False))
-        if name in spec.nullable:
-            bad[name] = (cell.is_not_null() & (cell != "")) & value.is_null()
-        else:
-            bad[name] = value.is_null()
-        exprs.append(value.cast(pl.Int64).alias(name))
-    typed = cells.select(exprs)
-    flags = cells.select("line", *[e.alias(f"_bad_{n}") for n, e in bad.items()])
-    problems: list[Problem] = []
-    user = typed.get_column("user_id") if "user_id" in typed.columns else None
-    for name, kind in kinds.items():
-        if name not in bad:
-            continue
-        mask = flags.get_column(f"_bad_{name}")
-        count = int(mask.sum())
-        if not count:
-            continue
-        rows = (
-            cells.with_columns(_user=user).filter(mask).head(5)
-            if user is not None
-            else (cells.filter(mask).head(5).with_columns(_user=pl.lit(None, pl.Int64)))
-        )
-        problems.append(
-            problem(
-                _CODE[kind],
-                count,
-                [
-                    _cell_issue(unit, kind, name, ln, raw, u)
-                    for ln, raw, u in rows.select("line", name, "_user").rows()
-                ],
-            )
-        )
-    return typed, problems
-
-
-def _cell_issue(
-    unit: str, kind: Kind, column: str, line: int, raw: object, user: int | None
-) -> Issue:
-    shown = "empty" if raw is None or raw == "" else repr(shorten(raw))
-    who = f" (user {user})" if user is not None and column != "user_id" else ""
-    what = f"is not {EXPECTED[kind]}"
-    if kind == "id" and isinstance(raw, str) and re.fullmatch("[0-9]+", raw):
-        what = f"is too large; expected {EXPECTED[kind]}, at most {MAX_ID}"
-    return Issue(
-        _CODE[kind],
-        f"{unit} {line}: {column} {shown} {what}{who}",
-        line=line,
-        user=None if user is None else str(user),
-        column=column,
-        value=None if raw is None else shorten(raw),
-    )
-
-
-def _judge(
-    file: str,
-    frame: pl.DataFrame,
-    kinds: dict[str, Kind],
-    unit: Literal["line", "row"],
-    problems: list[Problem],
-) -> Table:
-    """Range rules on typed values (negative ids, ranks outside 1..K, unknown stages): the
-    offending cells become null, so later rules see only values that are valid."""
-    found = list(problems)
-    checks: dict[str, pl.Expr] = {}
-    stages: dict[str, list[str]] = {}
-    for name, kind in kinds.items():
-        col = pl.col(name)
-        if kind == "id":
-            checks[name] = col < 0
-        elif kind == "rank":
-            checks[name] = (col < 1) | (col > K)
-        elif kind == "grade":
-            checks[name] = (col < 0) | (col > MAX_GRADE)
-        else:
-            # A stage column holds a handful of distinct values: judge those, not every row.
-            stages[name] = frame.get_column(name).unique().drop_nulls().cast(pl.String).to_list()
-            unknown = [value for value in stages[name] if value.lower() not in STAGES]
-            checks[name] = col.is_null() | col.cast(pl.String).is_in(unknown)
-    counts = frame.select(e.fill_null(False).sum().alias(n) for n, e in checks.items()).row(
-        0, named=True
-    )
-    if any(counts.values()):
-        flags = frame.select(*[e.fill_null(False).alias(n) for n, e in checks.items()])
-        user = frame.get_column("user_id") if "user_id" in frame.columns else None
-        for name, kind in kinds.items():
-            if not counts[name]:
-                continue
-            mask = flags.get_column(name)
-            rows = frame.filter(mask).head(5)
-            users = rows.get_column("user_id") if user is not None else [None] * rows.height
-            found.append(
-                problem(
-                    _CODE[kind],
-                    int(counts[name]),
-                    [
-                        _cell_issue(unit, kind, name, ln, raw, None if name == "user_id" else u)
-                        for ln, raw, u in zip(rows["line"], rows[name], users, strict=True)
-                    ],
-                )
-            )
-        frame = frame.with_columns(
-            pl.when(~flags.get_column(n)).then(pl.col(n)).alias(n) for n in kinds if counts[n]
-        )
-    # Stages compare in lower case ('Public' is 'public'); most files need no conversion.
-    frame = frame.with_columns(
-        pl.col(n).cast(pl.String).str.to_lowercase().cast(pl.Categorical)
-        for n, values in stages.items()
-        if any(value != value.lower() for value in values)
-    )
-    return Table(file=file, frame=_flag_sorted(frame), problems=_merge(found), unit=unit)
-
-
-def _flag_sorted(frame: pl.DataFrame) -> pl.DataFrame:
-    """Mark `user_id` sorted when it is (files are usually written user by user): polars then
-    groups by user several times faster. A check of one pass; unsorted files work as well."""
-    if "user_id" not in frame.columns:
-        return frame
-    users = frame.get_column("user_id")
-    if users.null_count() or not users.is_sorted():
-        return frame
-    return frame.with_columns(users.set_sorted())
-
-
-def _merge(problems: list[Problem]) -> tuple[Problem, ...]:
-    """One problem a code: a code found in several columns (or by the parse and the range
-    check) gets one count and its first examples in line order."""
-    merged: dict[Code, list[Problem]] = {}
-    for found in problems:
-        merged.setdefault(found.code, []).append(found)
-    out = []
-    for code, parts in merged.items():
-        if len(parts) == 1:
-            out.append(parts[0])
-            continue
-        examples = sorted(
-            (issue for part in parts for issue in part.examples),
-            key=lambda issue: (issue.line is None, issue.line or 0),
-        )
-        out.append(problem(code, sum(part.count for part in parts), examples[:MAX_EXAMPLES]))
-    return tuple(out)
-
-
 def _integral(column: pl.Series) -> bool:
     """Whether every value of a float column is empty/NaN or a whole number that fits Int64."""
     values = column.fill_nan(None).drop_nulls().to_frame("v")
@@ -507,7 +297,7 @@ def _from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> T
             frame = frame.with_columns(pl.col(name).fill_nan(None).cast(pl.Int64))
         elif not (dtype.is_integer() or dtype == pl.Null):
             raise Rejected(_type_report(file, name, dtype, "integers"))
-        elif dtype == pl.UInt64 and _beyond_int64(frame.get_column(name)):
+        elif dtype == pl.UInt64 and beyond_int64(frame.get_column(name)):
             as_text = True  # ids beyond int64 get the same message as in a CSV file
         elif name not in spec.nullable and frame.get_column(name).null_count():
             as_text = True  # empty cells get the same messages as in a CSV file
@@ -515,17 +305,13 @@ def _from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> T
         typed = frame.with_columns(
             pl.col(n).cast(pl.Int64) for n, k in kinds.items() if k != "stage"
         )
-        return _judge(file, typed, kinds, "row", [])
+        return judge(file, typed, kinds, "row", [])
     # Judge every cell as text, exactly as a CSV's: integers print as their digits.
     text_frame = frame.with_columns(
         pl.col(n).cast(pl.String) for n, k in kinds.items() if k != "stage"
     )
-    typed, problems = _parse_cells(file, text_frame, kinds, spec, "row")
-    return _judge(file, typed, kinds, "row", problems)
-
-
-def _beyond_int64(column: pl.Series) -> bool:
-    return bool(column.drop_nulls().gt(MAX_ID).any())
+    typed, problems = parse_cells(file, text_frame, kinds, spec, "row")
+    return judge(file, typed, kinds, "row", problems)
 
 
 def _type_report(file: str, name: str, dtype: object, expected: str) -> Report:

@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from scorer.cells import K
 from scorer.contract import Solution
 from scorer.errors import UsageError
 from scorer.keys import packable, pair_key
 from scorer.metrics import discounts
-from scorer.parse import K
 
 #: The leaderboard metric; the others are diagnostics reported beside it.
 PRIMARY = "ndcg"

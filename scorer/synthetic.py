@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from scorer.parse import K
+from scorer.cells import K
 
 #: Users drawn from one random stream. Block b of a seed is the same whatever the size of the
 #: competition, so a large competition can be written in parts of whole blocks (`offset`).

@@ -13,6 +13,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from scorer.cells import Spec, Table, cell_issue, merge, parse_cells
 from scorer.errors import Code, Issue, Problem, problem, single
 from scorer.io import (
     DEFAULT_LIMITS,
@@ -28,12 +29,7 @@ from scorer.io import (
 )
 from scorer.io import _unquote as _unquote_name
 from scorer.parse import (
-    Spec,
-    Table,
-    _cell_issue,
-    _merge,
     _no_rows,
-    _parse_cells,
     _read_parquet,
     _to_polars,
     _type_report,
@@ -188,7 +184,7 @@ def _to_long(
             )
         )
     extras = [c for c in cells.columns if c not in ("line", "user_id", IDS)]
-    users, bad_users = _parse_cells(
+    users, bad_users = parse_cells(
         file, cells.select("line", "user_id"), {"user_id": "id"}, _USER, unit
     )
     rows = (
@@ -232,12 +228,12 @@ def _to_long(
         "position",
         *extras,
     )
-    return Table(file=file, frame=frame, problems=_merge(found), unit=unit)
+    return Table(file=file, frame=frame, problems=merge(found), unit=unit)
 
 
 def _token_issue(unit: str, line: int, position: int, raw: str | None, user: int | None) -> Issue:
     """The long format's message for a bad edition_id cell, placed at the list position."""
-    issue = _cell_issue(unit, "id", "edition_id", line, raw, user)
+    issue = cell_issue(unit, "id", "edition_id", line, raw, user)
     where = f"{unit} {line}: "
     return dataclasses.replace(
         issue,

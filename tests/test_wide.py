@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 import scorer
+from scorer.cells import K
 from scorer.cli import app
 from scorer.contract import read_submission
 from scorer.errors import SubmissionError
-from scorer.parse import K
 from scorer.synthetic import Competition, make_competition
 from scorer.wide import is_wide, read_wide, to_wide
 

@@ -16,12 +16,12 @@ import polars as pl
 
 from scorer import __version__
 from scorer.api import score as score_submission
+from scorer.cells import K
 from scorer.contract import Solution, read_solution
 from scorer.errors import SubmissionError, UsageError
 from scorer.io import DEFAULT_LIMITS, Limits
 from scorer.leaderboard.manifest import Submission, read_log
 from scorer.leaderboard.store import SPLITS, STAGE_CODES, Fingerprint, Store
-from scorer.parse import K
 from scorer.scoring import NoLost
 
 #: Called once before the first submission (done = 0, outcome None), then after each one.

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from scorer.cells import K
 from scorer.leaderboard.boards import iso
-from scorer.parse import K
 from scorer.synthetic import make_competition
 
 #: Target users of the demo: small enough to score a dozen files in a second or two.

@@ -1,0 +1,231 @@
+"""The cells of a table: what each kind must hold, and the judging of typed values."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+
+from scorer.errors import MAX_EXAMPLES, Code, Issue, Problem, problem, shorten
+
+Kind = Literal["id", "rank", "stage", "grade"]
+
+#: The cut-off of the competition: 20 ranked editions a user.
+K = 20
+
+#: Relevance grades a solution may carry (binary competitions use 1 for every lost pair).
+MAX_GRADE = 10
+
+#: What each kind of cell must hold, as messages say it.
+EXPECTED: Mapping[Kind, str] = {
+    "id": "a non-negative integer written in digits",
+    "rank": f"an integer 1..{K}",
+    "stage": "public, private or ignored",
+    "grade": f"an integer 0..{MAX_GRADE}",
+}
+
+STAGES = ("public", "private", "ignored")
+
+#: The largest id a 64-bit integer column holds; longer digit strings are rejected by name.
+MAX_ID = 2**63 - 1
+
+DTYPE: Mapping[Kind, type[pl.DataType]] = {
+    "id": pl.Int64,
+    "rank": pl.Int64,
+    "stage": pl.Categorical,
+    "grade": pl.Int64,
+}
+
+CODE: Mapping[Kind, Code] = {
+    "id": Code.INVALID_ID,
+    "rank": Code.INVALID_RANK,
+    "stage": Code.INVALID_STAGE,
+    "grade": Code.INVALID_GRADE,
+}
+
+
+@dataclass(frozen=True)
+class Spec:
+    """The columns one kind of file has; `nullable` ones may be empty."""
+
+    role: str
+    required: Mapping[str, Kind]
+    optional: Mapping[str, Kind]
+    nullable: frozenset[str] = frozenset()
+
+    def kinds(self, header: list[str]) -> dict[str, Kind]:
+        every = {**self.required, **self.optional}
+        return {name: every[name] for name in header}
+
+
+@dataclass(frozen=True)
+class Table:
+    """Typed columns plus `line`, the 1-based line of the file (the row, for Parquet/frames).
+    A cell that broke its rule is null here and counted in `problems`."""
+
+    file: str
+    frame: pl.DataFrame
+    problems: tuple[Problem, ...]
+    unit: Literal["line", "row"]
+
+
+def parse_cells(
+    file: str, cells: pl.DataFrame, kinds: dict[str, Kind], spec: Spec, unit: str
+) -> tuple[pl.DataFrame, list[Problem]]:
+    """Text cells to typed ones. A cell that is not a plain integer becomes null and an issue;
+    ranges and stage values are judged later, on typed values, in `judge`."""
+    exprs: list[pl.Expr] = [pl.col("line")]
+    bad: dict[str, pl.Expr] = {}
+    for name, kind in kinds.items():
+        cell = pl.col(name)
+        if kind == "stage":
+            exprs.append(cell)
+            continue
+        digits = cell.str.contains(r"^[0-9]+$")
+        value = pl.when(digits).then(cell.str.to_integer(strict=False))
+        if name in spec.nullable:
+            bad[name] = (cell.is_not_null() & (cell != "")) & value.is_null()
+        else:
+            bad[name] = value.is_null()
+        exprs.append(value.cast(pl.Int64).alias(name))
+    typed = cells.select(exprs)
+    flags = cells.select("line", *[e.alias(f"_bad_{n}") for n, e in bad.items()])
+    problems: list[Problem] = []
+    user = typed.get_column("user_id") if "user_id" in typed.columns else None
+    for name, kind in kinds.items():
+        if name not in bad:
+            continue
+        mask = flags.get_column(f"_bad_{name}")
+        count = int(mask.sum())
+        if not count:
+            continue
+        rows = (
+            cells.with_columns(_user=user).filter(mask).head(5)
+            if user is not None
+            else (cells.filter(mask).head(5).with_columns(_user=pl.lit(None, pl.Int64)))
+        )
+        problems.append(
+            problem(
+                CODE[kind],
+                count,
+                [
+                    cell_issue(unit, kind, name, ln, raw, u)
+                    for ln, raw, u in rows.select("line", name, "_user").rows()
+                ],
+            )
+        )
+    return typed, problems
+
+
+def cell_issue(
+    unit: str, kind: Kind, column: str, line: int, raw: object, user: int | None
+) -> Issue:
+    shown = "empty" if raw is None or raw == "" else repr(shorten(raw))
+    who = f" (user {user})" if user is not None and column != "user_id" else ""
+    what = f"is not {EXPECTED[kind]}"
+    if kind == "id" and isinstance(raw, str) and re.fullmatch("[0-9]+", raw):
+        what = f"is too large; expected {EXPECTED[kind]}, at most {MAX_ID}"
+    return Issue(
+        CODE[kind],
+        f"{unit} {line}: {column} {shown} {what}{who}",
+        line=line,
+        user=None if user is None else str(user),
+        column=column,
+        value=None if raw is None else shorten(raw),
+    )
+
+
+def judge(
+    file: str,
+    frame: pl.DataFrame,
+    kinds: dict[str, Kind],
+    unit: Literal["line", "row"],
+    problems: list[Problem],
+) -> Table:
+    """Range rules on typed values (negative ids, ranks outside 1..K, unknown stages): the
+    offending cells become null, so later rules see only values that are valid."""
+    found = list(problems)
+    checks: dict[str, pl.Expr] = {}
+    stages: dict[str, list[str]] = {}
+    for name, kind in kinds.items():
+        col = pl.col(name)
+        if kind == "id":
+            checks[name] = col < 0
+        elif kind == "rank":
+            checks[name] = (col < 1) | (col > K)
+        elif kind == "grade":
+            checks[name] = (col < 0) | (col > MAX_GRADE)
+        else:
+            # A stage column holds a handful of distinct values: judge those, not every row.
+            stages[name] = frame.get_column(name).unique().drop_nulls().cast(pl.String).to_list()
+            unknown = [value for value in stages[name] if value.lower() not in STAGES]
+            checks[name] = col.is_null() | col.cast(pl.String).is_in(unknown)
+    counts = frame.select(e.fill_null(False).sum().alias(n) for n, e in checks.items()).row(
+        0, named=True
+    )
+    if any(counts.values()):
+        flags = frame.select(*[e.fill_null(False).alias(n) for n, e in checks.items()])
+        user = frame.get_column("user_id") if "user_id" in frame.columns else None
+        for name, kind in kinds.items():
+            if not counts[name]:
+                continue
+            mask = flags.get_column(name)
+            rows = frame.filter(mask).head(5)
+            users = rows.get_column("user_id") if user is not None else [None] * rows.height
+            found.append(
+                problem(
+                    CODE[kind],
+                    int(counts[name]),
+                    [
+                        cell_issue(unit, kind, name, ln, raw, None if name == "user_id" else u)
+                        for ln, raw, u in zip(rows["line"], rows[name], users, strict=True)
+                    ],
+                )
+            )
+        frame = frame.with_columns(
+            pl.when(~flags.get_column(n)).then(pl.col(n)).alias(n) for n in kinds if counts[n]
+        )
+    # Stages compare in lower case ('Public' is 'public'); most files need no conversion.
+    frame = frame.with_columns(
+        pl.col(n).cast(pl.String).str.to_lowercase().cast(pl.Categorical)
+        for n, values in stages.items()
+        if any(value != value.lower() for value in values)
+    )
+    return Table(file=file, frame=_flag_sorted(frame), problems=merge(found), unit=unit)
+
+
+def _flag_sorted(frame: pl.DataFrame) -> pl.DataFrame:
+    """Mark `user_id` sorted when it is (files are usually written user by user): polars then
+    groups by user several times faster. A check of one pass; unsorted files work as well."""
+    if "user_id" not in frame.columns:
+        return frame
+    users = frame.get_column("user_id")
+    if users.null_count() or not users.is_sorted():
+        return frame
+    return frame.with_columns(users.set_sorted())
+
+
+def merge(problems: list[Problem]) -> tuple[Problem, ...]:
+    """One problem a code: a code found in several columns (or by the parse and the range
+    check) gets one count and its first examples in line order."""
+    merged: dict[Code, list[Problem]] = {}
+    for found in problems:
+        merged.setdefault(found.code, []).append(found)
+    out = []
+    for code, parts in merged.items():
+        if len(parts) == 1:
+            out.append(parts[0])
+            continue
+        examples = sorted(
+            (issue for part in parts for issue in part.examples),
+            key=lambda issue: (issue.line is None, issue.line or 0),
+        )
+        out.append(problem(code, sum(part.count for part in parts), examples[:MAX_EXAMPLES]))
+    return tuple(out)
+
+
+def beyond_int64(column: pl.Series) -> bool:
+    return bool(column.drop_nulls().gt(MAX_ID).any())
