@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal, cast
 
+import numpy as np
 import polars as pl
 
 from scorer.errors import Code, Issue, Report, UsageError, problem, shorten, single
@@ -27,6 +28,8 @@ TableLike = str | Path | pl.DataFrame | pl.LazyFrame | Any
 LENIENT_BYTES = (b"+", b"-", b" ", b"\t")
 
 CHUNK = 16 << 20
+
+_NEWLINE = ord("\n")
 
 
 @dataclass(frozen=True)
@@ -219,19 +222,26 @@ def scan_text(
     so a reader never holds a 100 MB line in memory (and must report `long_lines` itself)."""
     lines = 0
     lenient = False
+    maybe_long = False
     last = b""
     head = b""
-    lengths = _LineLengths(limits.max_line_bytes)
+    block = _block(limits.max_line_bytes)
     for chunk in _chunks(content):
         if not head:
             head = chunk[: limits.max_line_bytes + 4]
-        lines += chunk.count(b"\n")
+        newline = np.frombuffer(chunk, np.uint8) == _NEWLINE
+        lines += int(np.count_nonzero(newline))
+        whole = len(chunk) // block * block
+        maybe_long = maybe_long or not newline[:whole].reshape(-1, block).any(axis=1).all()
         lenient = lenient or any(chunk.find(b) >= 0 for b in LENIENT_BYTES)
         # polars' integer parser also takes a carriage return that ends no line ('1004\r,')
         lenient = lenient or (b"\r" in chunk and chunk.count(b"\r") != chunk.count(b"\r\n"))
         last = chunk[-1:]
-        lengths.feed(chunk)
-    lengths.finish()
+    lengths = _LineLengths(limits.max_line_bytes)
+    if maybe_long:  # a block without a newline: measure every line, in a second pass
+        for chunk in _chunks(content):
+            lengths.feed(chunk)
+        lengths.finish()
     if last and last != b"\n":
         lines += 1
     if not head.strip(b"\xef\xbb\xbf \t\r\n"):
@@ -281,6 +291,16 @@ def scan_text(
         long_count=len(spans),
         long_lines=tuple((line, end - start) for line, start, end in spans[:5]),
     )
+
+
+def _block(limit: int) -> int:
+    """The largest power of two B with 2B - 1 <= limit + 1: any line longer than `limit`
+    bytes then covers a whole B-aligned block of the file, so a file in which every such
+    block holds a newline has no long line. B divides CHUNK (both are powers of two)."""
+    block = 1
+    while 4 * block - 1 <= limit + 1 and 2 * block <= CHUNK:
+        block *= 2
+    return block
 
 
 class _LineLengths:

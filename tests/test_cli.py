@@ -497,6 +497,7 @@ HOST_CASES: dict[str, tuple[str, str]] = {
     ),
 }
 
+
 #: Codes whose message is known to be wrong; the reason says how.
 @pytest.mark.parametrize("code", list(HOST_CASES))
 def test_each_solution_code_has_its_message(files: Path, code: str) -> None:

@@ -12,13 +12,15 @@ import tracemalloc
 import zlib
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from scorer import io
 from scorer.cli import app
 from scorer.io import Limits, _LineLengths, gunzip, scan_text
 
@@ -240,6 +242,29 @@ def test_long_lines_are_found_across_any_chunking(
         at, i = at + size, i + 1
     scanner.finish()
     assert scanner.spans == naive_spans(data, limit)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    limit=st.integers(1, 20),
+    over=st.lists(st.integers(-20, 2), min_size=1, max_size=30),
+    chunk=st.sampled_from([1, 2, 4, 8, 16, 64]),
+)
+@example(limit=4, over=[1], chunk=64)  # 'h\n77777\n': the long line covers one block only
+def test_scan_text_finds_every_long_line_whatever_the_chunk_size(
+    limit: int, over: list[int], chunk: int
+) -> None:
+    """The scan looks for long lines only where a block of the file holds no newline: it
+    must still find each one, for any line cap and chunk size (lines are drawn around the
+    cap, mostly short, so that one long line is often the only newline-free stretch)."""
+    lines = [max(limit + n, 0) for n in over]
+    data = b"h\n" + b"\n".join(b"7" * n for n in lines) + b"\n"
+    with patch.object(io, "CHUNK", chunk):
+        text = scan_text("s.csv", data, Limits(max_line_bytes=limit))
+    spans = naive_spans(data, limit)
+    assert text.long_count == len(spans)
+    assert text.long_lines == tuple((n, end - start) for n, start, end in spans[:5])
+    assert text.lines == len(lines) + 1
 
 
 def test_scan_text_blanks_long_lines_only_when_asked(tmp_path: Path) -> None:
