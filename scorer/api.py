@@ -7,6 +7,7 @@ import polars as pl
 from scorer.contract import Solution, check_submission, read_solution, read_submission, read_targets
 from scorer.errors import UsageError
 from scorer.io import DEFAULT_LIMITS, Limits, TableLike
+from scorer.keys import packable
 from scorer.scoring import NoLost, ScoreResult, aggregate, per_user
 
 
@@ -49,8 +50,8 @@ def score(
     policy = NoLost.of(no_lost)
     truth = _solution(solution, limits)
     table = read_submission(submission, limits)
-    check_submission(table, truth.targets)
-    users = per_user(table.frame, truth, policy)
+    ranked = check_submission(table, truth.targets, packed=packable(table.frame, truth.pairs))
+    users = per_user(ranked, truth, policy)
     ignored = int(truth.users.select((pl.col("stage") == "ignored").sum()).item() or 0)
     return ScoreResult(
         splits=aggregate(users, truth.has_split),

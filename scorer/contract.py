@@ -9,7 +9,7 @@ import polars as pl
 from scorer.cells import K, Spec, Table
 from scorer.errors import Code, HostError, Issue, Problem, Report, SubmissionError, problem
 from scorer.io import DEFAULT_LIMITS, Limits, Rejected, TableLike
-from scorer.keys import packable, pair_key
+from scorer.keys import edition_of, keyed, packable, repeats
 from scorer.parse import read_table
 from scorer.wide import is_wide, read_wide
 
@@ -27,9 +27,6 @@ SOLUTION = Spec(
 )
 TARGETS = Spec(role="targets", required={"user_id": "id"}, optional={})
 
-#: Every user's ranks 1..K as one bit each: a user whose ranks OR to this has all K of them.
-ALL_RANKS = (1 << K) - 1
-
 
 @dataclass(frozen=True)
 class Solution:
@@ -37,7 +34,8 @@ class Solution:
 
     `users`: one row per target user: user_id, stage ('public', 'private', 'ignored', or null
     without a split column), n_relevant (pairs with grade > 0).
-    `pairs`: user_id, edition_id, grade (> 0) for every hidden lost pair.
+    `pairs`: user_id, edition_id, grade (> 0) for every hidden lost pair, sorted by
+    (user_id, edition_id).
     """
 
     users: pl.DataFrame
@@ -48,6 +46,11 @@ class Solution:
     @property
     def targets(self) -> pl.Series:
         return self.users.get_column("user_id")
+
+    def lost(self, packed: bool) -> pl.DataFrame:
+        """The hidden pairs `keyed` (pair, grade, user_id), with packed keys or not: already
+        in pair order, so no sort."""
+        return keyed(self.pairs, "grade", packed=packed)
 
 
 def read_solution(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Solution:
@@ -75,12 +78,19 @@ def read_solution(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Solutio
         "user_id",
         "edition_id",
         (pl.col(split) if split else pl.lit(None, pl.String)).alias("stage"),
-        (pl.col("grade").fill_null(1) if "grade" in frame.columns else pl.lit(1, pl.Int64)).alias(
-            "grade"
-        ),
-    ).filter(pl.col("user_id").is_not_null())
-    listed = frame.filter(pl.col("edition_id").is_not_null())
-    if listed.select(pair_key(packable(listed)).n_unique()).item() != listed.height:
+        # grades are 0..MAX_GRADE once judged: a byte each
+        (pl.col("grade").fill_null(1) if "grade" in frame.columns else pl.lit(1))
+        .cast(pl.Int8)
+        .alias("grade"),
+    )
+    if frame.get_column("user_id").has_nulls():  # filters copy: only when they remove rows
+        frame = frame.filter(pl.col("user_id").is_not_null())
+    listed = frame
+    if frame.get_column("edition_id").has_nulls():
+        listed = frame.filter(pl.col("edition_id").is_not_null())
+    packed = packable(listed)
+    lost = keyed(listed, "grade", packed=packed)
+    if repeats(lost):
         problems += _duplicates(
             listed,
             ["user_id", "edition_id"],
@@ -94,15 +104,15 @@ def read_solution(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Solutio
         frame.group_by("user_id")
         .agg(
             pl.col("line").min(),
-            pl.col("stage").drop_nulls().first(),
-            pl.col("stage").drop_nulls().n_unique().alias("stages"),
+            pl.col("stage").max(),  # nulls aside, the user's one stage: min() == max()
+            (pl.col("stage").min() != pl.col("stage").max()).fill_null(False).alias("mixed"),
             pl.col("edition_id").null_count().alias("empty"),
             pl.col("edition_id").count().alias("pairs"),
             ((pl.col("grade") > 0) & pl.col("edition_id").is_not_null()).sum().alias("n_relevant"),
         )
         .sort("line")
-    )
-    mixed = per_user.filter(pl.col("stages") > 1)
+    )  # users in file order: messages and the targets list follow it
+    mixed = per_user.filter(pl.col("mixed"))
     problems.append(
         problem(
             Code.MIXED_STAGE,
@@ -149,15 +159,16 @@ def read_solution(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Solutio
     report = Report.of(table.file, problems)
     if report:
         raise HostError("solution", report)
-    relevant = listed.filter(pl.col("grade") > 0)
+    if lost.select((pl.col("grade") <= 0).any()).item():
+        lost = lost.filter(pl.col("grade") > 0)
     users = per_user.select(
         "user_id", pl.col("stage").cast(pl.String), pl.col("n_relevant").cast(pl.Int64)
     )
     return Solution(
         users=users,
-        pairs=relevant.select("user_id", "edition_id", "grade"),
+        pairs=lost.select("user_id", edition_of(packed).alias("edition_id"), "grade"),
         has_split=split is not None,
-        graded=bool(relevant.select((pl.col("grade") != 1).any()).item()),
+        graded=bool(lost.select((pl.col("grade") != 1).any()).item()),
     )
 
 
@@ -196,33 +207,38 @@ def read_submission(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Table
         raise SubmissionError(exc.report) from None
 
 
-def check_submission(table: Table, targets: pl.Series) -> None:
-    """Apply every rule; raise one `SubmissionError` listing every problem, or return."""
-    if not table.problems and _passes_screen(table.frame, targets):
-        return
+def check_submission(
+    table: Table, targets: pl.Series, *, packed: bool | None = None
+) -> pl.DataFrame:
+    """Apply every rule; raise one `SubmissionError` listing every problem, or return the
+    rows `keyed` by pair with their rank, as scoring joins them (`packed` keys: by default
+    when the submission's ids allow)."""
+    if packed is None:
+        packed = packable(table.frame)
+    ranked = keyed(table.frame, pl.col("rank").cast(pl.Int8), packed=packed)  # ranks fit a byte
+    if not table.problems and _passes_screen(ranked, targets):
+        return ranked
     report = Report.of(table.file, [*table.problems, *_row_problems(table, targets)])
     if report:
         raise SubmissionError(report)
+    return ranked
 
 
-def _passes_screen(frame: pl.DataFrame, targets: pl.Series) -> bool:
-    """A fast test that every rule holds, by aggregates: each user has K rows whose ranks OR to
-    all K bits (so ranks 1..K each once), no pair (user, edition) repeats, and the users are
-    exactly the targets. Any doubt sends the file to `_row_problems` for the details."""
-    per_user = frame.group_by("user_id").agg(
-        pl.len().alias("n"),
-        pl.lit(2, pl.Int64).pow(pl.col("rank") - 1).bitwise_or().alias("ranks"),
+def _passes_screen(ranked: pl.DataFrame, targets: pl.Series) -> bool:
+    """A fast test that every rule holds, by aggregates of the `keyed` rows: each user has K
+    rows with K distinct ranks (every cell is judged already, so ranks are 1..K: each once),
+    no pair (user, edition) repeats, and the users are exactly the targets. Any doubt sends
+    the file to `_row_problems` for the details."""
+    per_user = ranked.group_by("user_id").agg(
+        pl.len().alias("n"), pl.col("rank").n_unique().alias("ranks")
     )
     shape_ok, n_users = per_user.select(
-        ((pl.col("n") == K) & (pl.col("ranks") == ALL_RANKS)).all(), pl.len()
+        ((pl.col("n") == K) & (pl.col("ranks") == K)).all(), pl.len()
     ).row(0)
     if not shape_ok or n_users != targets.len():
         return False
     known = per_user.join(pl.DataFrame({"user_id": targets}), on="user_id", how="semi")
-    if known.height != targets.len():
-        return False
-    pairs = frame.select(pair_key(packable(frame)).n_unique()).item()
-    return bool(pairs == frame.height)
+    return known.height == targets.len() and not repeats(ranked)
 
 
 def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:

@@ -1,4 +1,4 @@
-"""One integer key per (user_id, edition_id) pair, so joins and uniqueness hash one column."""
+"""One key per (user_id, edition_id) pair, so joins and uniqueness look at one column."""
 
 from __future__ import annotations
 
@@ -19,7 +19,41 @@ def packable(*frames: pl.DataFrame) -> bool:
 
 
 def pair_key(packed: bool) -> pl.Expr:
-    """The pair as one Int64 when `packed`, else as a struct of both ids (slower, any ids)."""
+    """The pair as one Int64 when `packed`, else as a struct of both ids (slower, any ids).
+    Either sorts by user_id first, then edition_id."""
     if packed:
         return (pl.col("user_id") * (1 << EDITION_BITS) + pl.col("edition_id")).alias("pair")
     return pl.struct("user_id", "edition_id").alias("pair")
+
+
+def keyed(frame: pl.DataFrame, *columns: str | pl.Expr, packed: bool) -> pl.DataFrame:
+    """`pair`, `columns` and user_id of the frame's rows, sorted by pair, and so by user_id
+    too (both flagged sorted): a repeated pair sits next to its twin, a join of two keyed
+    frames merges instead of hashing, and a group-by on user_id takes the sorted path,
+    whatever the order of the file. Rows already in pair order are not sorted again."""
+    keys = frame.select(pair_key(packed), *columns)
+    if keys.get_column("pair").is_sorted():  # one pass, cheap next to a sort
+        keys = keys.with_columns(pl.col("pair").set_sorted())
+    else:
+        keys = keys.sort("pair")
+    # user_id from the sorted key: cheaper than sorting it along
+    return keys.with_columns(user_of(packed).alias("user_id").set_sorted())
+
+
+def user_of(packed: bool) -> pl.Expr:
+    """user_id back from a `pair_key`."""
+    if packed:
+        return pl.col("pair") // (1 << EDITION_BITS)
+    return pl.col("pair").struct.field("user_id")
+
+
+def edition_of(packed: bool) -> pl.Expr:
+    """edition_id back from a `pair_key`."""
+    if packed:
+        return pl.col("pair") % (1 << EDITION_BITS)
+    return pl.col("pair").struct.field("edition_id")
+
+
+def repeats(frame: pl.DataFrame) -> bool:
+    """Whether a `keyed` frame holds a pair twice."""
+    return bool(frame.select((pl.col("pair") == pl.col("pair").shift(1)).any()).item())

@@ -16,7 +16,6 @@ import polars as pl
 from scorer.cells import K
 from scorer.contract import Solution
 from scorer.errors import UsageError
-from scorer.keys import packable, pair_key
 from scorer.metrics import discounts
 
 #: The leaderboard metric; the others are diagnostics reported beside it.
@@ -116,20 +115,19 @@ class ScoreResult:
         }
 
 
-def per_user(submission: pl.DataFrame, solution: Solution, no_lost: NoLost) -> pl.DataFrame:
-    """Every metric of every scored user, from one join of the submission with the lost pairs.
+def per_user(ranked: pl.DataFrame, solution: Solution, no_lost: NoLost) -> pl.DataFrame:
+    """Every metric of every scored user, from one join of the submission's `ranked` rows
+    (as `check_submission` returns them: keyed by pair) with the lost pairs.
 
-    Only the hits (a few per user) are sorted by (user, rank); each user's sums are then added
-    in rank order, so the result is the same bit for bit whatever the order of rows or the
-    number of threads.
+    Each user's sums are exact integers, or added in rank order, so the result is the same
+    bit for bit whatever the order of rows or the number of threads.
     """
-    packed = packable(submission, solution.pairs)
-    on = "pair" if packed else ["user_id", "edition_id"]
-    lost = solution.pairs.lazy().select(pair_key(packed), "user_id", "edition_id", "grade")
+    packed = ranked.schema["pair"] == pl.Int64
+    # Both sides sorted by pair: a merge join; its rows stay sorted by pair, so by user.
     matched = (
-        submission.lazy()
-        .select(pair_key(packed), "user_id", "edition_id", "rank")
-        .join(lost.drop("user_id", "edition_id") if packed else lost.drop("pair"), on=on)
+        ranked.join(solution.lost(packed).drop("user_id"), on="pair")
+        .with_columns(pl.col("user_id").set_sorted())
+        .lazy()
     )
     hits = _graded_hits(matched) if solution.graded else _binary_hits(matched)
     users = solution.users.lazy().filter(pl.col("stage").is_null() | (pl.col("stage") != "ignored"))
@@ -175,8 +173,9 @@ def _binary_hits(matched: pl.LazyFrame) -> pl.LazyFrame:
     then DCG and AP's numerator looked up by mask in tables built in rank order."""
     dcg, ap = _mask_tables()
     return (
-        matched.group_by("user_id")
-        .agg(pl.lit(2, pl.Int64).pow(pl.col("rank") - 1).sum().alias("mask"))
+        matched.with_columns(_rank_bit().alias("bit"))  # not in `agg`: there it runs per user
+        .group_by("user_id")
+        .agg(pl.col("bit").sum().alias("mask"))
         .with_columns(
             pl.col("mask")
             .map_batches(lambda m: pl.Series(dcg[m.to_numpy()]), pl.Float64)
@@ -188,6 +187,13 @@ def _binary_hits(matched: pl.LazyFrame) -> pl.LazyFrame:
             .alias("ap_sum"),
         )
         .drop("mask")
+    )
+
+
+def _rank_bit() -> pl.Expr:
+    """2**(rank - 1) for ranks 1..K: a shift in numpy (polars' integer `pow` is slower)."""
+    return pl.col("rank").map_batches(
+        lambda rank: pl.Series(np.left_shift(1, rank.to_numpy().astype(np.int64) - 1)), pl.Int64
     )
 
 

@@ -257,6 +257,43 @@ def test_row_and_column_order_change_nothing_bit_for_bit(
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(competition=competitions(), shift_users=st.booleans())
+def test_ids_too_large_to_pack_into_one_key_give_the_same_bits(
+    competition: Competition, shift_users: bool
+) -> None:
+    """Pairs are joined on one Int64 key while user_id < 2**31 and edition_id < 2**32; past
+    that, on both ids. Moving every id past the bound changes no score."""
+    submission = competition.submission_frame()
+    solution = competition.solution_frame()
+    baseline = scorer.score(submission, solution, no_lost=competition.no_lost)
+    column, offset = ("user_id", 2**31) if shift_users else ("edition_id", 2**40)
+    moved = scorer.score(
+        submission.with_columns(pl.col(column) + offset),
+        solution.with_columns(pl.col(column) + offset),
+        no_lost=competition.no_lost,
+    )
+    assert moved.to_dict() == baseline.to_dict()
+    assert moved.per_user.with_columns(pl.col("user_id") - (offset if shift_users else 0)).equals(
+        baseline.per_user
+    )
+
+
+def test_an_edition_id_past_2_to_the_32_is_never_taken_for_another_users_pair() -> None:
+    """Packed naively, (user 1, edition 2**32) would be (user 2, edition 0): user 2's lost
+    pair must not count as user 1's hit."""
+    editions = {1: [2**32, *range(100, 119)], 2: list(range(0, 20))}
+    submission = pl.DataFrame(
+        [(u, e, r) for u, ranked in editions.items() for r, e in enumerate(ranked, start=1)],
+        schema=["user_id", "edition_id", "rank"],
+        orient="row",
+    )
+    solution = pl.DataFrame({"user_id": [1, 2], "edition_id": [5, 0]})
+    result = scorer.score(submission, solution)
+    assert result.per_user.select("user_id", "hits", "ndcg").rows() == [(1, 0, 0.0), (2, 1, 1.0)]
+    assert result.overall == 0.5
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(competition=competitions())
 def test_a_perfect_submission_scores_one_and_no_hits_score_zero(competition: Competition) -> None:
     for user in competition.users:
