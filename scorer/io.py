@@ -221,6 +221,7 @@ def scan_text(
     wrong delimiter) raise. With `blank_long`, the returned source has its long lines emptied,
     so a reader never holds a 100 MB line in memory (and must report `long_lines` itself)."""
     lines = 0
+    quotes = 0
     lenient = False
     maybe_long = False
     last = b""
@@ -236,7 +237,10 @@ def scan_text(
         lenient = lenient or any(chunk.find(b) >= 0 for b in LENIENT_BYTES)
         # polars' integer parser also takes a carriage return that ends no line ('1004\r,')
         lenient = lenient or (b"\r" in chunk and chunk.count(b"\r") != chunk.count(b"\r\n"))
+        quotes += chunk.count(b'"') if b'"' in chunk else 0
         last = chunk[-1:]
+    # A quote left open makes polars' reader panic ('"' alone): such a file takes the slow path.
+    lenient = lenient or quotes % 2 == 1
     lengths = _LineLengths(limits.max_line_bytes)
     if maybe_long:  # a block without a newline: measure every line, in a second pass
         for chunk in _chunks(content):

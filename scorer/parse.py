@@ -138,7 +138,7 @@ def _typed_read(text: Text, kinds: dict[str, Kind], spec: Spec) -> pl.DataFrame 
     schema = {name: DTYPE[kind] for name, kind in kinds.items()}
     try:
         frame = pl.read_csv(text.source, schema=schema, has_header=True, raise_if_empty=False)
-    except pl.exceptions.PolarsError:
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException):  # a lone '"' panics
         return None
     if frame.height != text.rows:
         return None

@@ -7,13 +7,15 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -152,6 +154,7 @@ def test_raw_bytes(workdir: Path, data: bytes) -> None:
 
 @SETTINGS
 @given(body=st.binary(max_size=2000))
+@example(body=b'"')  # an open quote made polars' fast reader panic
 def test_raw_bytes_under_a_valid_header(workdir: Path, body: bytes) -> None:
     check(workdir / "header.csv", HEADER + body)
 
@@ -234,3 +237,31 @@ def test_hostile_frames_are_rejected_cleanly(make: Any) -> None:
     with pytest.raises(scorer.SubmissionError) as caught:
         scorer.validate(make(), targets=TARGETS)
     assert caught.value.report.problems
+
+
+@pytest.mark.parametrize("body", [b'"', b'1,2,"3\n', b'"1","2","3"\n"'])
+def test_an_open_quote_takes_the_careful_reader_without_a_panic(
+    tmp_path: Path, body: bytes
+) -> None:
+    """polars' CSV reader panics on a quote left open; such a file must not reach it (a panic
+    prints a Rust backtrace on stderr even when caught)."""
+    path = tmp_path / "open.csv"
+    path.write_bytes(b"user_id,edition_id,rank\n" + body)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from scorer.cli import app; app()",
+            "validate",
+            str(path),
+            "--targets",
+            TARGETS,
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "panicked" not in done.stderr and "Traceback" not in done.stderr
+    assert json.loads(done.stdout)["error"] == "submission_rejected"
