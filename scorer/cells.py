@@ -162,7 +162,9 @@ def judge(
             # A stage column holds a handful of distinct values: judge those, not every row.
             stages[name] = frame.get_column(name).unique().drop_nulls().cast(pl.String).to_list()
             unknown = [value for value in stages[name] if value.lower() not in STAGES]
-            checks[name] = col.is_null() | col.cast(pl.String).is_in(unknown)
+            checks[name] = col.is_null()
+            if unknown:  # casting millions of cells to text costs: only when some are wrong
+                checks[name] = checks[name] | col.cast(pl.String).is_in(unknown)
     counts = frame.select(e.fill_null(False).sum().alias(n) for n, e in checks.items()).row(
         0, named=True
     )

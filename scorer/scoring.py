@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from fractions import Fraction
 from functools import cache
 from itertools import accumulate
 from typing import Any
@@ -273,20 +274,50 @@ def _idcg(solution: Solution) -> pl.DataFrame:
 
 
 def aggregate(per_user_frame: pl.DataFrame, has_split: bool) -> dict[str, SplitScore | None]:
-    """Mean of each metric per split, summed exactly (`math.fsum`): the same bits whatever the
-    order of users. A split with no users, or any split without a split column, is None."""
-    splits: dict[str, SplitScore | None] = {"overall": _mean(per_user_frame)}
-    for stage in ("public", "private"):
-        part = per_user_frame.filter(pl.col("stage") == stage)
-        splits[stage] = _mean(part) if has_split and part.height else None
+    """Mean of each metric per split: each sum exact, then rounded once (as `math.fsum`
+    rounds), so the same bits whatever the order of users. A split with no users, or any
+    split without a split column, is None."""
+    stage = pl.col("stage")
+    codes = per_user_frame.select(
+        pl.when(stage == "public").then(0).when(stage == "private").then(1).otherwise(2)
+    )
+    code = codes.to_series().to_numpy().astype(np.int64)
+    counts = np.bincount(code, minlength=3)
+    sums = {m: _exact_sums(per_user_frame.get_column(m).to_numpy(), code) for m in METRICS}
+    splits: dict[str, SplitScore | None] = {}
+    for split, parts in (("overall", [0, 1, 2]), ("public", [0]), ("private", [1])):
+        n = int(counts[parts].sum()) if split == "overall" or has_split else 0
+        splits[split] = (
+            SplitScore(users=n, **{m: float(sum(sums[m][parts])) / n for m in METRICS})
+            if n
+            else None
+        )
     return splits
 
 
-def _mean(frame: pl.DataFrame) -> SplitScore | None:
-    n = frame.height
-    if n == 0:
-        return None
-    return SplitScore(
-        users=n,
-        **{m: math.fsum(frame.get_column(m).to_list()) / n for m in METRICS},
-    )
+#: Bits of each piece a 53-bit mantissa is cut into: float64 sums of 2**35 pieces of 18 bits
+#: stay below 2**53, so they are exact.
+_PIECE = 18
+
+#: frexp's exponents of finite float64 values lie in -1073..1024.
+_LOWEST, _EXPONENTS = -1073, 2098
+
+
+def _exact_sums(values: np.ndarray, code: np.ndarray) -> np.ndarray:
+    """The exact sum of `values` for each code 0..2, as Fractions (float() of one rounds it
+    correctly, as `math.fsum` does): each value is an integer mantissa times a power of two;
+    mantissas are added per (code, exponent) in 18-bit pieces, exactly, in any order."""
+    if not np.isfinite(values).all():  # no metric is; kept exact and rounded once all the same
+        return np.array([Fraction(math.fsum(values[code == c].tolist())) for c in range(3)])
+    mantissa, exponent = np.frexp(values)
+    whole = np.ldexp(mantissa, 53).astype(np.int64)
+    bins = code * _EXPONENTS + (exponent - _LOWEST)
+    sums = np.zeros(3, dtype=object)
+    sums[:] = [Fraction(0)] * 3
+    for shift in (0, _PIECE, 2 * _PIECE):
+        piece = whole >> shift if shift == 2 * _PIECE else (whole >> shift) & ((1 << _PIECE) - 1)
+        totals = np.bincount(bins, weights=piece, minlength=3 * _EXPONENTS)
+        for at in np.flatnonzero(totals):
+            c, exp = divmod(int(at), _EXPONENTS)
+            sums[c] += Fraction(int(totals[at])) * Fraction(2) ** (exp + _LOWEST - 53 + shift)
+    return sums

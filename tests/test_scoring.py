@@ -512,3 +512,37 @@ class TestPublicPrivateMeans:
 def test_an_unknown_policy_is_a_usage_error() -> None:
     with pytest.raises(scorer.ScorerError, match="no_lost = 'sometimes'; expected one of zero"):
         scorer.score(submission_frame({1: [101]}), solution_frame({1: [101]}), no_lost="sometimes")
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["public", "private", None]),
+            st.floats(-1e300, 1e300),  # metrics lie in 0..1; sums of these never overflow
+        ),
+        max_size=60,
+    ),
+    has_split=st.booleans(),
+)
+def test_split_means_are_exact_sums_rounded_once_as_fsum_rounds(
+    rows: list[tuple[str | None, float]], has_split: bool
+) -> None:
+    """`aggregate` adds mantissas as integers; each mean must be `math.fsum(values) / n` to the
+    bit, whatever the magnitudes (subnormals, cancellations, 1e300)."""
+    frame = pl.DataFrame(
+        [(stage, *([value] * len(METRICS))) for stage, value in rows],
+        schema=[("stage", pl.String), *[(m, pl.Float64) for m in METRICS]],
+        orient="row",
+    )
+    means = scorer.scoring.aggregate(frame, has_split)
+    for split in ("overall", "public", "private"):
+        part = frame if split == "overall" else frame.filter(pl.col("stage") == split)
+        if part.height == 0 or (split != "overall" and not has_split):
+            assert means[split] is None
+            continue
+        got = means[split]
+        assert got is not None and got.users == part.height
+        for metric in METRICS:
+            want = math.fsum(part.get_column(metric).to_list()) / part.height
+            assert getattr(got, metric) == want, (split, metric)
