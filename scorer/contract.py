@@ -9,7 +9,7 @@ import polars as pl
 from scorer.cells import K, Spec, Table
 from scorer.errors import Code, HostError, Issue, Problem, Report, SubmissionError, problem
 from scorer.io import DEFAULT_LIMITS, Limits, Rejected, TableLike
-from scorer.keys import edition_of, keyed, packable, repeats
+from scorer.keys import edition_of, keyed, packable, ranked, repeats
 from scorer.parse import read_table
 from scorer.wide import is_wide, read_wide
 
@@ -89,7 +89,10 @@ def read_solution(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Solutio
     if frame.get_column("edition_id").has_nulls():
         listed = frame.filter(pl.col("edition_id").is_not_null())
     packed = packable(listed)
-    lost = keyed(listed, "grade", packed=packed)
+    if listed.select((pl.col("grade") != 1).any()).item():
+        lost = keyed(listed, "grade", packed=packed)
+    else:  # binary grades (the usual case): sort the keys alone
+        lost = keyed(listed, packed=packed).with_columns(grade=pl.lit(1, pl.Int8))
     if repeats(lost):
         problems += _duplicates(
             listed,
@@ -215,21 +218,21 @@ def check_submission(
     when the submission's ids allow)."""
     if packed is None:
         packed = packable(table.frame)
-    ranked = keyed(table.frame, pl.col("rank").cast(pl.Int8), packed=packed)  # ranks fit a byte
-    if not table.problems and _passes_screen(ranked, targets):
-        return ranked
+    rows = None if table.problems else ranked(table.frame, packed)
+    if rows is not None and _passes_screen(rows, targets):
+        return rows
     report = Report.of(table.file, [*table.problems, *_row_problems(table, targets)])
-    if report:
+    if report or rows is None:
         raise SubmissionError(report)
-    return ranked
+    return rows
 
 
-def _passes_screen(ranked: pl.DataFrame, targets: pl.Series) -> bool:
+def _passes_screen(rows: pl.DataFrame, targets: pl.Series) -> bool:
     """A fast test that every rule holds, by aggregates of the `keyed` rows: each user has K
     rows with K distinct ranks (every cell is judged already, so ranks are 1..K: each once),
     no pair (user, edition) repeats, and the users are exactly the targets. Any doubt sends
     the file to `_row_problems` for the details."""
-    per_user = ranked.group_by("user_id").agg(
+    per_user = rows.group_by("user_id").agg(
         pl.len().alias("n"), pl.col("rank").n_unique().alias("ranks")
     )
     shape_ok, n_users = per_user.select(
@@ -238,7 +241,7 @@ def _passes_screen(ranked: pl.DataFrame, targets: pl.Series) -> bool:
     if not shape_ok or n_users != targets.len():
         return False
     known = per_user.join(pl.DataFrame({"user_id": targets}), on="user_id", how="semi")
-    return known.height == targets.len() and not repeats(ranked)
+    return known.height == targets.len() and not repeats(rows)
 
 
 def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:

@@ -32,12 +32,41 @@ def keyed(frame: pl.DataFrame, *columns: str | pl.Expr, packed: bool) -> pl.Data
     frames merges instead of hashing, and a group-by on user_id takes the sorted path,
     whatever the order of the file. Rows already in pair order are not sorted again."""
     keys = frame.select(pair_key(packed), *columns)
-    if keys.get_column("pair").is_sorted():  # one pass, cheap next to a sort
-        keys = keys.with_columns(pl.col("pair").set_sorted())
-    else:
+    pair = keys.get_column("pair")
+    if pair.is_sorted():  # one pass, cheap next to a sort
+        keys = keys.with_columns(pair.set_sorted())
+    elif columns:
         keys = keys.sort("pair")
+    else:  # the key alone sorts in place, without gathering rows
+        keys = pair.sort().to_frame()
     # user_id from the sorted key: cheaper than sorting it along
     return keys.with_columns(user_of(packed).alias("user_id").set_sorted())
+
+
+#: Bits a rank 1..20 takes below a packed pair, when user ids leave room for them.
+RANK_BITS = 5
+
+
+def ranked(frame: pl.DataFrame, packed: bool) -> pl.DataFrame:
+    """`keyed` rows of a submission with their rank (an Int8). When user ids are below
+    2**26, the rank rides in the low bits of one Int64 key, so one column is sorted and the
+    others are read back from it; otherwise rows are sorted with their rank."""
+    top = frame.select(pl.col("user_id").max()).item() or 0
+    if not packed or top >= 1 << (63 - EDITION_BITS - RANK_BITS):
+        return keyed(frame, pl.col("rank").cast(pl.Int8), packed=packed)
+    key = (pair_key(True) * (1 << RANK_BITS) + (pl.col("rank") - 1)).alias("key")
+    shift = 1 << RANK_BITS
+    return (
+        frame.select(key)
+        .get_column("key")
+        .sort()
+        .to_frame()
+        .select(
+            (pl.col("key") // shift).set_sorted().alias("pair"),
+            (pl.col("key") % shift + 1).cast(pl.Int8).alias("rank"),
+            (pl.col("key") // (shift << EDITION_BITS)).set_sorted().alias("user_id"),
+        )
+    )
 
 
 def user_of(packed: bool) -> pl.Expr:

@@ -20,7 +20,7 @@ import scorer
 from scorer import Code, HostError, Report, SubmissionError
 from scorer.contract import _passes_screen, _row_problems, read_submission
 from scorer.errors import STRUCTURAL
-from scorer.keys import keyed, packable
+from scorer.keys import keyed, packable, ranked
 
 TARGETS = [1, 2, 3]
 HEADER = "user_id,edition_id,rank"
@@ -562,8 +562,11 @@ def test_validate_agrees_with_the_reference(
             if not read.problems:
                 detailed = [p for p in _row_problems(read, users) if p.count]
                 for packed in {packable(read.frame), False}:  # both key forms
-                    ranked = keyed(read.frame, "rank", packed=packed)
-                    assert _passes_screen(ranked, users) == (not detailed)
+                    for rows in (
+                        ranked(read.frame, packed),
+                        keyed(read.frame, "rank", packed=packed),
+                    ):
+                        assert _passes_screen(rows, users) == (not detailed)
     if table is not None:
         columns = content.split("\r\n" if "\r\n" in content else "\n", 1)[0].split(",")
         frame = pl.DataFrame(table, schema=dict.fromkeys(columns, pl.String), orient="row")
