@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import polars as pl
+from pathlib import Path
 
 from scorer.contract import Solution, check_submission, read_solution, read_submission, read_targets
 from scorer.errors import UsageError
 from scorer.io import DEFAULT_LIMITS, Limits, TableLike
 from scorer.keys import packable
-from scorer.scoring import NoLost, ScoreResult, aggregate, per_user
+from scorer.parts import parts_for, score_in_parts
+from scorer.scoring import NoLost, ScoreResult, aggregate, ignored, per_user
 
 
 def validate(
@@ -40,24 +41,36 @@ def score(
     *,
     no_lost: NoLost | str = NoLost.ZERO,
     limits: Limits = DEFAULT_LIMITS,
+    parts: int | None = None,
 ) -> ScoreResult:
     """Validate a submission against the solution, then score it: NDCG@20 for the public and
     private splits and overall, the secondary metrics, and the per-user table.
 
     `no_lost` says how a target user with no lost pairs counts: "zero" (default) or "exclude".
+    `parts`: split two CSV files by user into this many parts and score them one at a time,
+    in memory bounded by one part (same rules, messages and bits); by default 1 up to a
+    1 GiB submission, then one part a 256 MiB (`scorer.parts`). A file that needs the careful
+    reader is read whole.
     Nothing is scored unless every rule holds (`SubmissionError` otherwise).
     """
     policy = NoLost.of(no_lost)
+    if parts is None:
+        parts = parts_for(submission)
+    if parts < 1:
+        raise UsageError(f"parts = {parts}; expected 1 or more")
+    if parts > 1 and isinstance(submission, str | Path) and isinstance(solution, str | Path):
+        result = score_in_parts(Path(submission), Path(solution), parts, policy, limits)
+        if result is not None:
+            return result
     truth = _solution(solution, limits)
     table = read_submission(submission, limits)
     ranked = check_submission(table, truth.targets, packed=packable(table.frame, truth.pairs))
     users = per_user(ranked, truth, policy)
-    ignored = int(truth.users.select((pl.col("stage") == "ignored").sum()).item() or 0)
     return ScoreResult(
         splits=aggregate(users, truth.has_split),
         per_user=users,
         no_lost=policy,
-        ignored=ignored,
+        ignored=ignored(truth),
     )
 
 

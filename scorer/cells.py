@@ -223,10 +223,16 @@ def merge(problems: list[Problem]) -> tuple[Problem, ...]:
             continue
         examples = sorted(
             (issue for part in parts for issue in part.examples),
-            key=lambda issue: (issue.line is None, issue.line or 0),
+            key=_place,
         )
         out.append(problem(code, sum(part.count for part in parts), examples[:MAX_EXAMPLES]))
     return tuple(out)
+
+
+def _place(issue: Issue) -> tuple[bool, int, int]:
+    """Examples come in line order; those without a line (a missing user) by user id."""
+    user = int(issue.user) if issue.user is not None and issue.user.isdigit() else -1
+    return (issue.line is None, issue.line or 0, user)
 
 
 def beyond_int64(column: pl.Series) -> bool:

@@ -55,7 +55,11 @@ class Solution:
 
 def read_solution(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Solution:
     """Read and check the organiser's solution; any problem is a `HostError` (exit 2)."""
-    table = _host_table(source, SOLUTION, limits)
+    return solution_of(_host_table(source, SOLUTION, limits))
+
+
+def solution_of(table: Table) -> Solution:
+    """Check a solution's cells, as read; any problem is a `HostError` (exit 2)."""
     frame = table.frame
     problems = list(table.problems)
     if "stage" in frame.columns and "Usage" in frame.columns:
@@ -250,7 +254,7 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
     frame = table.frame
     unit = table.unit
     found: list[Problem] = []
-    target_frame = pl.DataFrame({"user_id": targets}).with_row_index("_order")
+    target_frame = pl.DataFrame({"user_id": targets})
     rows = frame.filter(pl.col("user_id").is_not_null())
     known = rows.join(target_frame, on="user_id", how="semi")
     # A wide file: one line a user, ranks are list positions; a rank can repeat only for a user
@@ -300,7 +304,7 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
         )
     )
     missing = target_frame.join(rows.select("user_id").unique(), on="user_id", how="anti")
-    missing = missing.sort("_order")
+    missing = missing.sort("user_id")  # no line to show: the lowest ids first
     found.append(
         problem(
             Code.MISSING_USER,

@@ -271,6 +271,11 @@ def _idcg(solution: Solution) -> pl.DataFrame:
     )
 
 
+def ignored(solution: Solution) -> int:
+    """How many target users the solution leaves out of every split ('ignored' stage)."""
+    return int(solution.users.select((pl.col("stage") == "ignored").sum()).item() or 0)
+
+
 def aggregate(per_user_frame: pl.DataFrame, has_split: bool) -> dict[str, SplitScore | None]:
     """Mean of each metric per split: each sum exact, then rounded once (as `math.fsum`
     rounds), so the same bits whatever the order of users. A split with no users, or any

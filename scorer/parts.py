@@ -1,0 +1,161 @@
+"""Files too large to hold at once: split both by user into parts, then check and score each
+part as if it were the whole file, and combine exactly.
+
+Every rule and every score is decided within one user's rows, and a user's rows land in the
+same part of both files (part = user_id modulo the number of parts), so the parts' problems
+added up are the file's problems, and their per-user tables put together are the file's. The
+means are exact sums (see `scoring.aggregate`): the same bits as scoring the files whole.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from scorer.cells import DTYPE, Spec, Table, judge, merge
+from scorer.contract import SOLUTION, SUBMISSION, check_submission, solution_of
+from scorer.errors import HostError, Problem, Report, SubmissionError
+from scorer.io import Limits, Rejected, TableLike, check_header, describe, open_path, scan_text
+from scorer.keys import packable
+from scorer.scoring import NoLost, ScoreResult, aggregate, ignored, per_user
+from scorer.wide import is_wide
+
+#: A CSV submission larger than this is scored in parts, of about `PART_BYTES` each: at 1M
+#: users (368 MB) the whole-file scorer peaks near 2 GB, so a part's peak stays near 1.5 GB.
+IN_PARTS_ABOVE = 1 << 30
+PART_BYTES = 256 << 20
+
+
+def parts_for(submission: TableLike) -> int:
+    """How many parts `scorer.score` splits a submission into by default: 1 (whole) for
+    frames and for files up to `IN_PARTS_ABOVE` bytes, else one a `PART_BYTES`."""
+    if not isinstance(submission, str | Path) or not Path(submission).is_file():
+        return 1
+    size = Path(submission).stat().st_size
+    return 1 if size <= IN_PARTS_ABOVE else math.ceil(size / PART_BYTES)
+
+
+@dataclass(frozen=True)
+class _Split:
+    """A file streamed into parts: the name reports give it, its header and its folder."""
+
+    file: str
+    spec: Spec
+    header: list[str]
+    folder: Path
+
+    def table(self, part: int) -> Table | None:
+        """One part as a table with the file's own line numbers; None when a cell is empty
+        where it may not be (the whole-file reader then names it)."""
+        kinds = self.spec.kinds(self.header)
+        files = sorted((self.folder / f"_part={part}").glob("*.parquet"))
+        schema: dict[str, type[pl.DataType]] = {"line": pl.Int64}
+        schema.update((n, _stream_dtype(DTYPE[k])) for n, k in kinds.items())
+        frame = (
+            pl.read_parquet(files).with_columns(pl.col("line").cast(pl.Int64))
+            if files
+            else pl.DataFrame(schema=schema)
+        ).with_columns(pl.col(n).cast(DTYPE[k]) for n, k in kinds.items() if k == "stage")
+        required = [n for n in kinds if n not in self.spec.nullable]
+        if frame.select(pl.any_horizontal(pl.col(required).is_null()).any()).item():
+            return None
+        return judge(self.file, frame.sort("line"), kinds, "line", [])
+
+
+def score_in_parts(
+    submission: Path, solution: Path, parts: int, no_lost: NoLost, limits: Limits
+) -> ScoreResult | None:
+    """Score two CSV files part by part, in memory bounded by one part (and the per-user
+    table). None when either file needs the careful whole-file reader (lenient bytes, long
+    lines, empty or unparsable cells, a wide or compressed file): the caller reads it whole."""
+    with tempfile.TemporaryDirectory(prefix="scorer-parts-") as folder:
+        truth = _split(solution, SOLUTION, parts, Path(folder) / "solution", limits)
+        if truth is None or {"stage", "Usage"} <= set(truth.header):
+            return None
+        entry = _split(submission, SUBMISSION, parts, Path(folder) / "submission", limits)
+        if entry is None:
+            return None
+        scored: list[pl.DataFrame] = []
+        host: list[Problem] = []
+        rejected: list[Problem] = []
+        left_out = 0
+        for part in range(parts):
+            truth_table, entry_table = truth.table(part), entry.table(part)
+            if truth_table is None or entry_table is None:
+                return None
+            try:
+                lost = solution_of(truth_table)
+            except HostError as exc:
+                host += exc.report.problems
+            if host:  # a broken solution: only its problems are reported, as when read whole
+                continue
+            try:
+                packed = packable(entry_table.frame, lost.pairs)
+                rows = check_submission(entry_table, lost.targets, packed=packed)
+            except SubmissionError as exc:
+                rejected += exc.report.problems
+            if not rejected:
+                scored.append(per_user(rows, lost, no_lost))
+                left_out += ignored(lost)
+    if host:
+        raise HostError("solution", Report.of(truth.file, merge(host)))
+    if rejected:
+        raise SubmissionError(Report.of(entry.file, merge(rejected)))
+    users = pl.concat(scored).sort("user_id")
+    has_split = bool({"stage", "Usage"} & set(truth.header))
+    return ScoreResult(
+        splits=aggregate(users, has_split), per_user=users, no_lost=no_lost, ignored=left_out
+    )
+
+
+def _split(source: Path, spec: Spec, parts: int, folder: Path, limits: Limits) -> _Split | None:
+    """Stream a clean CSV file into Parquet parts by user, each row with its line; None when
+    the file needs the careful reader. A file that is refused outright raises, as the
+    whole-file reader would."""
+    file = describe(source)
+    try:
+        kind, content = open_path(source, file, limits)
+        if kind != "csv" or (spec is SUBMISSION and is_wide(source, limits)):
+            return None
+        text = scan_text(file, content, limits)
+        check_header(file, text.header, list(spec.required), list(spec.optional))
+    except Rejected as exc:
+        if spec is SOLUTION:
+            raise HostError(spec.role, exc.report) from None
+        raise SubmissionError(exc.report) from None
+    if text.lenient or text.long_count or text.rows == 0:
+        return None
+    kinds = spec.kinds(text.header)
+    schema = {name: _stream_dtype(DTYPE[kind]) for name, kind in kinds.items()}
+    try:
+        (
+            pl.scan_csv(
+                source,
+                schema=schema,
+                has_header=True,
+                row_index_name="line",
+                row_index_offset=2,
+            )
+            .with_columns(_part=pl.col("user_id") % parts)
+            .sink_parquet(pl.PartitionBy(folder, key="_part", include_key=False))
+        )
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException):
+        return None
+    written = sum(
+        pl.scan_parquet(path).select(pl.len()).collect().item()
+        for path in folder.glob("_part=*/*.parquet")
+    )
+    if written != text.rows or any(
+        not name.name.removeprefix("_part=").isdigit() for name in folder.glob("_part=*")
+    ):
+        return None  # lines that are not rows (blank lines, quoted newlines) or empty user ids
+    return _Split(file, spec, text.header, folder)
+
+
+def _stream_dtype(dtype: type[pl.DataType]) -> type[pl.DataType]:
+    """Stages stream as text (categories are made per part, after reading)."""
+    return pl.String if dtype == pl.Categorical else dtype

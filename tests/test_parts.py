@@ -1,0 +1,125 @@
+"""Scoring in parts (files split by user, scored part by part) gives what scoring the files
+whole gives: the same bits for a valid submission, the same report for a broken one."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_scoring import Competition, competitions, write_csv
+
+import scorer
+from scorer import HostError, SubmissionError
+from scorer.errors import ScorerError, UsageError
+from scorer.parts import IN_PARTS_ABOVE, PART_BYTES, parts_for
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+MANIFEST: dict[str, Any] = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
+SOLUTION = CORPUS / MANIFEST["solution"]
+VALID = CORPUS / MANIFEST["valid_submission"]
+
+
+def outcome(submission: Path, solution: Path, parts: int) -> dict[str, Any]:
+    """A score's figures and per-user rows, or the error's kind and full report."""
+    try:
+        result = scorer.score(submission, solution, parts=parts)
+    except ScorerError as exc:
+        report = getattr(exc, "report", None)
+        return {"error": type(exc).__name__, "report": report.to_dict() if report else str(exc)}
+    return {"score": result.to_dict(), "per_user": result.per_user.rows()}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(competition=competitions(), parts=st.integers(2, 7))
+def test_a_valid_submission_scores_the_same_bits_in_parts(
+    competition: Competition, parts: int
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        submission = write_csv(
+            Path(folder) / "submission.csv",
+            competition.submission_rows(),
+            ["user_id", "edition_id", "rank"],
+        )
+        solution = write_csv(
+            Path(folder) / "solution.csv",
+            competition.solution_rows(),
+            competition.solution_columns(),
+        )
+        whole = scorer.score(submission, solution, no_lost=competition.no_lost, parts=1)
+        split = scorer.score(submission, solution, no_lost=competition.no_lost, parts=parts)
+    assert split.to_dict() == whole.to_dict()
+    assert split.per_user.equals(whole.per_user)
+
+
+SUBMISSIONS = sorted(case["file"] for case in MANIFEST["cases"] if case["role"] == "submission")
+SOLUTIONS = sorted(case["file"] for case in MANIFEST["cases"] if case["role"] == "solution")
+
+
+@pytest.mark.parametrize("name", SUBMISSIONS)
+def test_every_corpus_submission_gets_the_same_outcome_in_parts(name: str) -> None:
+    """Counts, codes and examples (line, user, value, message) as when read whole."""
+    path = CORPUS / name
+    assert outcome(path, SOLUTION, parts=3) == outcome(path, SOLUTION, parts=1)
+
+
+@pytest.mark.parametrize("name", SOLUTIONS)
+def test_every_corpus_solution_gets_the_same_outcome_in_parts(name: str) -> None:
+    path = CORPUS / name
+    assert outcome(VALID, path, parts=3) == outcome(VALID, path, parts=1)
+
+
+def test_problems_of_every_part_are_reported_together(tmp_path: Path) -> None:
+    """Users in different parts, each with a problem: one report, counts added, examples in
+    line order."""
+    lines = VALID.read_text().splitlines(keepends=True)
+    header, rows = lines[0], lines[1:]
+    users = sorted({int(row.split(",")[0]) for row in rows})
+    # Drop one row of three users that fall in three different parts (user_id % 3).
+    victims = {next(u for u in users if u % 3 == r) for r in range(3)}
+    kept, dropped = [], set()
+    for row in rows:
+        user = int(row.split(",")[0])
+        if user in victims and user not in dropped:
+            dropped.add(user)
+            continue
+        kept.append(row)
+    path = tmp_path / "short.csv"
+    path.write_text(header + "".join(kept))
+    with pytest.raises(SubmissionError) as caught:
+        scorer.score(path, SOLUTION, parts=3)
+    problem = caught.value.report.problems[0]
+    assert problem.code == "wrong_row_count" and problem.count == 3
+    shown = [issue.line for issue in problem.examples]
+    assert shown == sorted(shown)
+    with pytest.raises(SubmissionError) as whole:
+        scorer.score(path, SOLUTION, parts=1)
+    assert caught.value.report == whole.value.report
+
+
+def test_a_broken_solution_is_a_host_error_in_parts_too(tmp_path: Path) -> None:
+    path = tmp_path / "solution.csv"
+    path.write_text(SOLUTION.read_text() + SOLUTION.read_text().splitlines()[1] + "\n")
+    with pytest.raises(HostError) as caught:
+        scorer.score(VALID, path, parts=4)
+    assert [p.code for p in caught.value.report.problems] == ["duplicate_pair"]
+
+
+def test_files_above_a_gibibyte_are_scored_in_parts_by_default(tmp_path: Path) -> None:
+    small = tmp_path / "small.csv"
+    small.write_text("user_id,edition_id,rank\n")
+    large = tmp_path / "large.csv"
+    with large.open("wb") as handle:  # sparse: no disk used
+        handle.truncate(IN_PARTS_ABOVE + 1)
+    assert parts_for(small) == 1
+    assert parts_for(large) == -(-(IN_PARTS_ABOVE + 1) // PART_BYTES) == 5
+    assert parts_for(tmp_path / "missing.csv") == 1
+
+
+def test_parts_must_be_positive() -> None:
+    with pytest.raises(UsageError):
+        scorer.score(VALID, SOLUTION, parts=0)
