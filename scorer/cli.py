@@ -72,6 +72,15 @@ def score(
     max_decompressed: MaxDecompressed = DEFAULT_LIMITS.max_decompressed_bytes,
     max_rows: MaxRows = DEFAULT_LIMITS.max_rows,
     max_line: MaxLine = DEFAULT_LIMITS.max_line_bytes,
+    parts: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Split both CSV files by user into this many parts and score one part at a "
+            "time, in bounded memory (same rules, messages and scores). Default: 1 up to a "
+            "1 GiB submission, then one part a 256 MiB.",
+        ),
+    ] = None,
 ) -> None:
     """Validate a submission against the solution and print its public, private and overall
     NDCG@20 (exit 0), or every problem of the file (exit 1)."""
@@ -80,7 +89,7 @@ def score(
     def run() -> ScoreResult:
         if per_user is not None:
             output_kind(per_user)  # fail before the work, not after it
-        result = score_submission(submission, solution, no_lost=no_lost, limits=limits)
+        result = score_submission(submission, solution, no_lost=no_lost, limits=limits, parts=parts)
         if per_user is not None:
             write_table(result.per_user, per_user)
         return result

@@ -12,9 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_scoring import Competition, competitions, write_csv
+from typer.testing import CliRunner
 
 import scorer
 from scorer import HostError, SubmissionError
+from scorer.cli import app
 from scorer.errors import ScorerError, UsageError
 from scorer.parts import IN_PARTS_ABOVE, PART_BYTES, parts_for
 
@@ -123,3 +125,11 @@ def test_files_above_a_gibibyte_are_scored_in_parts_by_default(tmp_path: Path) -
 def test_parts_must_be_positive() -> None:
     with pytest.raises(UsageError):
         scorer.score(VALID, SOLUTION, parts=0)
+
+
+def test_the_cli_takes_a_number_of_parts() -> None:
+    args = ["score", str(VALID), "--solution", str(SOLUTION), "--json"]
+    whole = CliRunner().invoke(app, args)
+    split = CliRunner().invoke(app, [*args, "--parts", "4"])
+    assert whole.exit_code == split.exit_code == 0
+    assert split.stdout == whole.stdout
