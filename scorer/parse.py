@@ -44,6 +44,10 @@ def read_table(source: TableLike, spec: Spec, limits: Limits = DEFAULT_LIMITS) -
     return _from_frame(file, _to_polars(source, file), spec, limits)
 
 
+#: Column names a solution's split may have.
+_SPLIT = ("stage", "Usage")
+
+
 def _read_parquet(path: Path, file: str, limits: Limits = DEFAULT_LIMITS) -> pl.DataFrame:
     """Read a Parquet file after checking its row count and decompressed size in the footer,
     so a small file that expands to many gigabytes is refused before it is read. pyarrow
@@ -55,8 +59,13 @@ def _read_parquet(path: Path, file: str, limits: Limits = DEFAULT_LIMITS) -> pl.
         meta = pq.read_metadata(path)
         rows = int(meta.num_rows)
         size = sum(int(meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups))
+        # A split column holds a few distinct words: read as categories, not millions of strings.
+        schema = meta.schema.to_arrow_schema()
+        words = [
+            f.name for f in schema if f.name in _SPLIT and str(f.type) in ("string", "large_string")
+        ]
     except Exception:
-        rows, size = 0, 0  # unreadable footer: let the reader below name the problem
+        rows, size, words = 0, 0, []  # unreadable footer: let the reader below name the problem
     if rows > limits.max_rows:
         raise Rejected(
             single(
@@ -75,7 +84,7 @@ def _read_parquet(path: Path, file: str, limits: Limits = DEFAULT_LIMITS) -> pl.
             )
         )
     try:
-        frame = pl.from_arrow(pq.read_table(path))
+        frame = pl.from_arrow(pq.read_table(path, read_dictionary=words))
         if not isinstance(frame, pl.DataFrame):  # pragma: no cover - a table gives a frame
             raise TypeError(f"expected a table, got {type(frame).__name__}")
         return frame
