@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -146,13 +147,27 @@ class Store:
             raise UsageError(f"{path}: cannot open the database ({exc})") from None
         try:
             self.db.execute("PRAGMA foreign_keys=ON")
-            self._setup(create)
+            self._setup_waiting(create)
         except sqlite3.DatabaseError as exc:
             self.db.close()
             raise UsageError(f"{path}: not a leaderboard database ({exc})") from None
         except BaseException:
             self.db.close()
             raise
+
+    def _setup_waiting(self, create: bool) -> None:
+        """`_setup`, tried again while another process holds the database: SQLite answers
+        'database is locked' at once, without its busy wait, when two processes switch a new
+        database to WAL together (waiting could deadlock them)."""
+        deadline = time.monotonic() + BUSY_TIMEOUT
+        while True:
+            try:
+                self._setup(create)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def _setup(self, create: bool) -> None:
         tables = {
