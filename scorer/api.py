@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scorer.contract import Solution, check_submission, read_solution, read_submission, read_targets
+from scorer.contract import (
+    SOLUTION,
+    TARGETS,
+    Solution,
+    check_submission,
+    read_solution,
+    read_submission,
+    read_targets,
+)
 from scorer.errors import UsageError
 from scorer.io import DEFAULT_LIMITS, Limits, TableLike
 from scorer.keys import packable
-from scorer.parts import parts_for, score_in_parts
+from scorer.parts import parts_for, score_in_parts, validate_in_parts
 from scorer.scoring import NoLost, ScoreResult, aggregate, ignored, per_user
 
 
@@ -18,14 +26,22 @@ def validate(
     targets: TableLike | None = None,
     solution: TableLike | Solution | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    parts: int | None = None,
 ) -> int:
     """Check a submission against the target users (from a targets file or a solution).
 
     Returns the number of rows checked; raises `SubmissionError` listing every problem of the
-    submission, or `HostError` when the targets or solution file itself is broken.
+    submission, or `HostError` when the targets or solution file itself is broken. `parts`
+    as for `score`.
     """
     if (targets is None) == (solution is None):
         raise UsageError("give exactly one of targets or solution")
+    truth, spec = (targets, TARGETS) if targets is not None else (solution, SOLUTION)
+    count = _parts(submission, parts)
+    if count > 1 and isinstance(submission, str | Path) and isinstance(truth, str | Path):
+        checked = validate_in_parts(Path(submission), Path(truth), spec, count, limits)
+        if checked is not None:
+            return checked
     if targets is not None:
         users = read_targets(targets, limits)
     else:
@@ -54,12 +70,9 @@ def score(
     Nothing is scored unless every rule holds (`SubmissionError` otherwise).
     """
     policy = NoLost.of(no_lost)
-    if parts is None:
-        parts = parts_for(submission)
-    if parts < 1:
-        raise UsageError(f"parts = {parts}; expected 1 or more")
-    if parts > 1 and isinstance(submission, str | Path) and isinstance(solution, str | Path):
-        result = score_in_parts(Path(submission), Path(solution), parts, policy, limits)
+    count = _parts(submission, parts)
+    if count > 1 and isinstance(submission, str | Path) and isinstance(solution, str | Path):
+        result = score_in_parts(Path(submission), Path(solution), count, policy, limits)
         if result is not None:
             return result
     truth = _solution(solution, limits)
@@ -78,3 +91,11 @@ def _solution(solution: TableLike | Solution | None, limits: Limits) -> Solution
     if isinstance(solution, Solution):
         return solution
     return read_solution(solution, limits)
+
+
+def _parts(submission: TableLike, parts: int | None) -> int:
+    if parts is None:
+        return parts_for(submission)
+    if parts < 1:
+        raise UsageError(f"parts = {parts}; expected 1 or more")
+    return parts

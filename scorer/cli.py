@@ -41,6 +41,15 @@ MaxDecompressed = Annotated[
 ]
 MaxRows = Annotated[int, typer.Option(help="Most rows a file may have.", min=1)]
 MaxLine = Annotated[int, typer.Option(help="Longest line of a CSV file, in bytes.", min=16)]
+Parts = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="Split the CSV files by user into this many parts and check one part at a time, "
+        "in bounded memory (same rules, messages and scores). Default: 1 up to a 1 GiB "
+        "submission, then one part a 256 MiB.",
+    ),
+]
 
 
 def _run(as_json: bool, action: Callable[[], T]) -> T:
@@ -72,15 +81,7 @@ def score(
     max_decompressed: MaxDecompressed = DEFAULT_LIMITS.max_decompressed_bytes,
     max_rows: MaxRows = DEFAULT_LIMITS.max_rows,
     max_line: MaxLine = DEFAULT_LIMITS.max_line_bytes,
-    parts: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help="Split both CSV files by user into this many parts and score one part at a "
-            "time, in bounded memory (same rules, messages and scores). Default: 1 up to a "
-            "1 GiB submission, then one part a 256 MiB.",
-        ),
-    ] = None,
+    parts: Parts = None,
 ) -> None:
     """Validate a submission against the solution and print its public, private and overall
     NDCG@20 (exit 0), or every problem of the file (exit 1)."""
@@ -127,6 +128,7 @@ def validate(
     max_decompressed: MaxDecompressed = DEFAULT_LIMITS.max_decompressed_bytes,
     max_rows: MaxRows = DEFAULT_LIMITS.max_rows,
     max_line: MaxLine = DEFAULT_LIMITS.max_line_bytes,
+    parts: Parts = None,
 ) -> None:
     """Check a submission with the same rules and messages as `score`, without scoring it:
     run it before every upload."""
@@ -135,7 +137,9 @@ def validate(
     def run() -> int:
         if (targets is None) == (solution is None):
             raise UsageError("give exactly one of --targets or --solution")
-        return validate_submission(submission, targets=targets, solution=solution, limits=limits)
+        return validate_submission(
+            submission, targets=targets, solution=solution, limits=limits, parts=parts
+        )
 
     rows = _run(as_json, run)
     if as_json:

@@ -181,7 +181,11 @@ def solution_of(table: Table) -> Solution:
 
 def read_targets(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> pl.Series:
     """Read the participants' list of target users; any problem is a `HostError` (exit 2)."""
-    table = _host_table(source, TARGETS, limits)
+    return targets_of(_host_table(source, TARGETS, limits))
+
+
+def targets_of(table: Table) -> pl.Series:
+    """Check a targets file's cells, as read; any problem is a `HostError` (exit 2)."""
     problems = list(table.problems)
     problems += _duplicates(
         table.frame.filter(pl.col("user_id").is_not_null()),

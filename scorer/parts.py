@@ -11,18 +11,30 @@ from __future__ import annotations
 
 import math
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import polars as pl
 
 from scorer.cells import DTYPE, Spec, Table, judge, merge
-from scorer.contract import SOLUTION, SUBMISSION, check_submission, solution_of
+from scorer.contract import (
+    SOLUTION,
+    SUBMISSION,
+    Solution,
+    check_submission,
+    solution_of,
+    targets_of,
+)
 from scorer.errors import HostError, Problem, Report, SubmissionError
 from scorer.io import Limits, Rejected, TableLike, check_header, describe, open_path, scan_text
 from scorer.keys import packable
 from scorer.scoring import NoLost, ScoreResult, aggregate, ignored, per_user
 from scorer.wide import is_wide
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 #: A CSV submission larger than this is scored in parts, of about `PART_BYTES` each: at 1M
 #: users (368 MB) the whole-file scorer peaks near 2 GB, so a part's peak stays near 1.5 GB.
@@ -72,44 +84,81 @@ def score_in_parts(
     """Score two CSV files part by part, in memory bounded by one part (and the per-user
     table). None when either file needs the careful whole-file reader (lenient bytes, long
     lines, empty or unparsable cells, a wide or compressed file): the caller reads it whole."""
+
+    def score_part(lost: Solution, entry: Table) -> tuple[pl.DataFrame, int]:
+        rows = check_submission(entry, lost.targets, packed=packable(entry.frame, lost.pairs))
+        return per_user(rows, lost, no_lost), ignored(lost)
+
+    done = _in_parts(submission, solution, SOLUTION, parts, limits, solution_of, score_part)
+    if done is None:
+        return None
+    header, scored = done
+    users = pl.concat([frame for frame, _ in scored]).sort("user_id")
+    return ScoreResult(
+        splits=aggregate(users, bool({"stage", "Usage"} & set(header))),
+        per_user=users,
+        no_lost=no_lost,
+        ignored=sum(left_out for _, left_out in scored),
+    )
+
+
+def validate_in_parts(
+    submission: Path, truth: Path, spec: Spec, parts: int, limits: Limits
+) -> int | None:
+    """Check a CSV submission against a CSV targets file (`spec` TARGETS) or solution
+    (SOLUTION) part by part; the number of rows checked, or None as `score_in_parts`."""
+
+    def users_of(table: Table) -> pl.Series:
+        return solution_of(table).targets if spec is SOLUTION else targets_of(table)
+
+    def check_part(users: pl.Series, entry: Table) -> int:
+        check_submission(entry, users)
+        return entry.frame.height
+
+    done = _in_parts(submission, truth, spec, parts, limits, users_of, check_part)
+    return None if done is None else sum(done[1])
+
+
+def _in_parts(
+    submission: Path,
+    truth: Path,
+    spec: Spec,
+    parts: int,
+    limits: Limits,
+    read: Callable[[Table], T],
+    check: Callable[[T, Table], R],
+) -> tuple[list[str], list[R]] | None:
+    """Split both files, then for each part `read` the organiser's part and `check` the
+    submission's against it. Problems of every part are reported together, the organiser's
+    first and alone (as when the files are read whole). Returns the organiser's header and
+    what `check` gave for each part, or None when a file needs the whole-file reader."""
     with tempfile.TemporaryDirectory(prefix="scorer-parts-") as folder:
-        truth = _split(solution, SOLUTION, parts, Path(folder) / "solution", limits)
-        if truth is None or {"stage", "Usage"} <= set(truth.header):
+        host = _split(truth, spec, parts, Path(folder) / "truth", limits)
+        if host is None or {"stage", "Usage"} <= set(host.header):
             return None
         entry = _split(submission, SUBMISSION, parts, Path(folder) / "submission", limits)
         if entry is None:
             return None
-        scored: list[pl.DataFrame] = []
-        host: list[Problem] = []
+        broken: list[Problem] = []
         rejected: list[Problem] = []
-        left_out = 0
+        results: list[R] = []
         for part in range(parts):
-            truth_table, entry_table = truth.table(part), entry.table(part)
-            if truth_table is None or entry_table is None:
+            host_table, entry_table = host.table(part), entry.table(part)
+            if host_table is None or entry_table is None:
                 return None
             try:
-                lost = solution_of(truth_table)
+                known = read(host_table)
+                if not broken:
+                    results.append(check(known, entry_table))
             except HostError as exc:
-                host += exc.report.problems
-            if host:  # a broken solution: only its problems are reported, as when read whole
-                continue
-            try:
-                packed = packable(entry_table.frame, lost.pairs)
-                rows = check_submission(entry_table, lost.targets, packed=packed)
+                broken += exc.report.problems
             except SubmissionError as exc:
                 rejected += exc.report.problems
-            if not rejected:
-                scored.append(per_user(rows, lost, no_lost))
-                left_out += ignored(lost)
-    if host:
-        raise HostError("solution", Report.of(truth.file, merge(host)))
+    if broken:
+        raise HostError(spec.role, Report.of(host.file, merge(broken)))
     if rejected:
         raise SubmissionError(Report.of(entry.file, merge(rejected)))
-    users = pl.concat(scored).sort("user_id")
-    has_split = bool({"stage", "Usage"} & set(truth.header))
-    return ScoreResult(
-        splits=aggregate(users, has_split), per_user=users, no_lost=no_lost, ignored=left_out
-    )
+    return host.header, results
 
 
 def _split(source: Path, spec: Spec, parts: int, folder: Path, limits: Limits) -> _Split | None:

@@ -133,3 +133,32 @@ def test_the_cli_takes_a_number_of_parts() -> None:
     split = CliRunner().invoke(app, [*args, "--parts", "4"])
     assert whole.exit_code == split.exit_code == 0
     assert split.stdout == whole.stdout
+
+
+TARGETS = CORPUS / MANIFEST["targets"]
+
+
+def checked(submission: Path, parts: int, **truth: Path) -> dict[str, Any]:
+    """Rows checked, or the error's kind and full report."""
+    try:
+        return {"rows": scorer.validate(submission, parts=parts, **truth)}
+    except ScorerError as exc:
+        report = getattr(exc, "report", None)
+        return {"error": type(exc).__name__, "report": report.to_dict() if report else str(exc)}
+
+
+@pytest.mark.parametrize("name", SUBMISSIONS)
+def test_every_corpus_submission_validates_the_same_in_parts(name: str) -> None:
+    path = CORPUS / name
+    assert checked(path, 3, targets=TARGETS) == checked(path, 1, targets=TARGETS)
+    assert checked(path, 2, solution=SOLUTION) == checked(path, 1, solution=SOLUTION)
+
+
+def test_a_broken_targets_file_is_a_host_error_in_parts_too(tmp_path: Path) -> None:
+    path = tmp_path / "targets.csv"
+    lines = TARGETS.read_text().splitlines()
+    path.write_text("\n".join([*lines, lines[1], lines[2]]) + "\n")
+    whole = checked(VALID, 1, targets=path)
+    assert checked(VALID, 3, targets=path) == whole
+    assert whole["error"] == "HostError"
+    assert [p["code"] for p in whole["report"]["problems"]] == ["duplicate_user"]
