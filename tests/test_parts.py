@@ -151,6 +151,13 @@ def checked(submission: Path, parts: int, **truth: Path) -> dict[str, Any]:
 def test_every_corpus_submission_validates_the_same_in_parts(name: str) -> None:
     path = CORPUS / name
     assert checked(path, 3, targets=TARGETS) == checked(path, 1, targets=TARGETS)
+
+
+@pytest.mark.parametrize(
+    "name", ["sub/all_users_missing.csv", VALID.relative_to(CORPUS).as_posix()]
+)
+def test_a_submission_validates_against_a_solution_in_parts(name: str) -> None:
+    path = CORPUS / name
     assert checked(path, 2, solution=SOLUTION) == checked(path, 1, solution=SOLUTION)
 
 
