@@ -336,7 +336,13 @@ def render(record: dict[str, Any]) -> str:
     info, runs, argv = record["info"], record["runs"], record["argv"]
     when = info.pop("date")
     repeats, seed = record["repeats"], record["seed"]
-    command = shlex.join([".venv/bin/python", "bench/run.py", *argv])
+    runs_of: list[list[str]] = [[]]
+    for arg in argv:  # `--add` runs are saved as one argv joined by '&&'
+        if arg == "&&":
+            runs_of.append([])
+        else:
+            runs_of[-1].append(arg)
+    command = " && ".join(shlex.join([".venv/bin/python", "bench/run.py", *one]) for one in runs_of)
     out = [
         "# Benchmark: `scorer score` against the floor and the peers",
         "",
@@ -346,7 +352,9 @@ def render(record: dict[str, Any]) -> str:
         "",
         f"- date: {when}",
         *[f"- {k}: {v}" for k, v in info.items()],
-        f"- repeats: {repeats}, interleaved (the order rotates each repeat); medians shown",
+        "- repeats: "
+        + ", ".join(f"{r.get('repeats', repeats)} at {r['users']:,} users" for r in runs)
+        + ", interleaved (the order rotates each repeat); medians shown",
         "- wall: the child's wall time from spawn to exit (start-up and imports included); "
         "cpu: its user + sys time; peak RSS: its `ru_maxrss` (`os.wait4`)",
         "- data: `bench/generate.py` (`scorer.synthetic.make_competition`, seed "
@@ -389,6 +397,13 @@ def render(record: dict[str, Any]) -> str:
             )
         out += ["", "Scores checked before timing:", ""]
         out += [f"- {note}" for note in run["notes"]]
+        if floor is None:
+            out.append(
+                "- no in-memory run at this size: `tests/test_parts.py` checks that scoring in "
+                "parts gives the same bits as scoring whole, and `bench/streaming_sketch.py "
+                "--verify-parts` scores these users with `scorer.api.score` in memory, a million "
+                "at a time, and sums them exactly (bench/PROFILE.md: the same three figures)"
+            )
         out += ["", "<details><summary>commands</summary>", "", "```"]
         out += [f"{r['name']}: {r['command']}" for r in table]
         out += ["```", "", "</details>"]
