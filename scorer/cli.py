@@ -14,11 +14,12 @@ from scorer.adapters import codabench as codabench_adapter
 from scorer.api import score as score_submission
 from scorer.api import validate as validate_submission
 from scorer.errors import UsageError
-from scorer.io import DEFAULT_LIMITS, Limits, output_kind, write_table
+from scorer.io import DEFAULT_LIMITS, Limits
 from scorer.leaderboard.cli import board_app
 from scorer.ndcg_json import ndcg_json
 from scorer.scoring import METRICS, NoLost, ScoreResult
 from scorer.shell import REJECTED, Json, guarded
+from scorer.write import output_kind, write_table
 
 app = typer.Typer(
     add_completion=False,

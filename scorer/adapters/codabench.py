@@ -17,8 +17,9 @@ from pathlib import Path
 
 from scorer.api import score as score_submission
 from scorer.errors import Code, HostError, ScorerError, SubmissionError, single
-from scorer.io import kind_of, write_text
+from scorer.io import kind_of
 from scorer.scoring import METRICS, PRIMARY, ScoreResult
+from scorer.write import write_text
 
 #: The file CodaBench reads the leaderboard's numbers from.
 SCORES = "scores.json"

@@ -21,7 +21,6 @@ from rich.progress import (
 )
 
 from scorer.errors import UsageError
-from scorer.io import write_text
 from scorer.leaderboard.batch import BatchResult, Outcome, score_log
 from scorer.leaderboard.batch import Progress as OnProgress
 from scorer.leaderboard.boards import Phase, load
@@ -30,6 +29,7 @@ from scorer.leaderboard.demo import DEMO_USERS, make_demo
 from scorer.leaderboard.render import Format, batch_text, render, renderables, table_text
 from scorer.scoring import NoLost
 from scorer.shell import HOST, REJECTED, Json, guarded
+from scorer.write import write_text
 
 board_app = typer.Typer(
     no_args_is_help=True,
