@@ -94,6 +94,7 @@ def _solution(solution: TableLike | Solution | None, limits: Limits) -> Solution
 
 
 def _parts(submission: TableLike, parts: int | None) -> int:
+    """The number of parts asked for, or the default for this submission (`parts_for`)."""
     if parts is None:
         return parts_for(submission)
     if parts < 1:
