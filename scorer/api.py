@@ -8,6 +8,7 @@ from scorer.contract import (
     SOLUTION,
     TARGETS,
     Solution,
+    check_against,
     check_submission,
     read_solution,
     read_submission,
@@ -15,7 +16,6 @@ from scorer.contract import (
 )
 from scorer.errors import UsageError
 from scorer.io import DEFAULT_LIMITS, Limits, TableLike
-from scorer.keys import packable
 from scorer.parts import parts_for, score_in_parts, validate_in_parts
 from scorer.scoring import NoLost, ScoreResult, aggregate, ignored, per_user
 
@@ -77,8 +77,7 @@ def score(
             return result
     truth = _solution(solution, limits)
     table = read_submission(submission, limits)
-    ranked = check_submission(table, truth.targets, packed=packable(table.frame, truth.pairs))
-    users = per_user(ranked, truth, policy)
+    users = per_user(check_against(table, truth), truth, policy)
     return ScoreResult(
         splits=aggregate(users, truth.has_split),
         per_user=users,

@@ -60,6 +60,10 @@ class Spec:
         every = {**self.required, **self.optional}
         return {name: every[name] for name in header}
 
+    def of_kind(self, kind: Kind) -> list[str]:
+        """The columns, required or optional, that hold `kind`, in the spec's order."""
+        return [name for name, k in {**self.required, **self.optional}.items() if k == kind]
+
 
 @dataclass(frozen=True)
 class Table:

@@ -62,7 +62,8 @@ def solution_of(table: Table) -> Solution:
     """Check a solution's cells, as read; any problem is a `HostError` (exit 2)."""
     frame = table.frame
     problems = list(table.problems)
-    if "stage" in frame.columns and "Usage" in frame.columns:
+    splits = [name for name in SOLUTION.of_kind("stage") if name in frame.columns]
+    if len(splits) > 1:
         problems.append(
             problem(
                 Code.DUPLICATE_COLUMN,
@@ -76,7 +77,7 @@ def solution_of(table: Table) -> Solution:
                 ],
             )
         )
-    split = "stage" if "stage" in frame.columns else "Usage" if "Usage" in frame.columns else None
+    split = splits[0] if splits else None
     frame = frame.select(
         "line",
         "user_id",
@@ -233,6 +234,11 @@ def check_submission(
     if report or rows is None:
         raise SubmissionError(report)
     return rows
+
+
+def check_against(table: Table, solution: Solution) -> pl.DataFrame:
+    """`check_submission` against a solution's users, the rows keyed as they join its pairs."""
+    return check_submission(table, solution.targets, packed=packable(table.frame, solution.pairs))
 
 
 def _passes_screen(rows: pl.DataFrame, targets: pl.Series) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -37,35 +38,34 @@ def read_table(source: TableLike, spec: Spec, limits: Limits = DEFAULT_LIMITS) -
     if isinstance(source, str | Path):
         kind, content = open_path(Path(source), file, limits)
         if kind == "parquet":  # read from its path, as `open_path` leaves it
-            return _from_frame(file, _read_parquet(Path(source), file, limits), spec, limits)
+            frame = _read_parquet(Path(source), file, limits, words=spec.of_kind("stage"))
+            return _from_frame(file, frame, spec, limits)
         text = scan_text(file, content, limits, blank_long=True)
         check_header(file, text.header, list(spec.required), list(spec.optional))
         return _from_text(file, text, spec, limits)
     return _from_frame(file, _to_polars(source, file), spec, limits)
 
 
-#: Column names a solution's split may have.
-_SPLIT = ("stage", "Usage")
-
-
-def _read_parquet(path: Path, file: str, limits: Limits = DEFAULT_LIMITS) -> pl.DataFrame:
+def _read_parquet(
+    path: Path, file: str, limits: Limits = DEFAULT_LIMITS, *, words: Sequence[str] = ()
+) -> pl.DataFrame:
     """Read a Parquet file after checking its row count and decompressed size in the footer,
     so a small file that expands to many gigabytes is refused before it is read. pyarrow
     decodes the pages: polars panics on some corrupt pages, or aborts the whole process
-    trying to allocate exabytes, where pyarrow raises an error."""
+    trying to allocate exabytes, where pyarrow raises an error. Text columns named in `words`
+    hold a few distinct words (a split): they are read as categories, not millions of
+    strings."""
     import pyarrow.parquet as pq
 
     try:
         meta = pq.read_metadata(path)
         rows = int(meta.num_rows)
         size = sum(int(meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups))
-        # A split column holds a few distinct words: read as categories, not millions of strings.
+        text = ("string", "large_string")
         schema = meta.schema.to_arrow_schema()
-        words = [
-            f.name for f in schema if f.name in _SPLIT and str(f.type) in ("string", "large_string")
-        ]
+        dictionary = [f.name for f in schema if f.name in words and str(f.type) in text]
     except Exception:
-        rows, size, words = 0, 0, []  # unreadable footer: let the reader below name the problem
+        rows, size, dictionary = 0, 0, []  # unreadable footer: the reader below names it
     if rows > limits.max_rows:
         raise Rejected(
             single(
@@ -84,7 +84,7 @@ def _read_parquet(path: Path, file: str, limits: Limits = DEFAULT_LIMITS) -> pl.
             )
         )
     try:
-        frame = pl.from_arrow(pq.read_table(path, read_dictionary=words))
+        frame = pl.from_arrow(pq.read_table(path, read_dictionary=dictionary))
         if not isinstance(frame, pl.DataFrame):  # pragma: no cover - a table gives a frame
             raise TypeError(f"expected a table, got {type(frame).__name__}")
         return frame

@@ -23,13 +23,13 @@ from scorer.contract import (
     SOLUTION,
     SUBMISSION,
     Solution,
+    check_against,
     check_submission,
     solution_of,
     targets_of,
 )
 from scorer.errors import HostError, Problem, Report, SubmissionError
 from scorer.io import Limits, Rejected, TableLike, check_header, describe, open_path, scan_text
-from scorer.keys import packable
 from scorer.scoring import NoLost, ScoreResult, aggregate, ignored, per_user
 from scorer.wide import is_wide
 
@@ -85,20 +85,18 @@ def score_in_parts(
     table). None when either file needs the careful whole-file reader (lenient bytes, long
     lines, empty or unparsable cells, a wide or compressed file): the caller reads it whole."""
 
-    def score_part(lost: Solution, entry: Table) -> tuple[pl.DataFrame, int]:
-        rows = check_submission(entry, lost.targets, packed=packable(entry.frame, lost.pairs))
-        return per_user(rows, lost, no_lost), ignored(lost)
+    def score_part(lost: Solution, entry: Table) -> tuple[pl.DataFrame, int, bool]:
+        return per_user(check_against(entry, lost), lost, no_lost), ignored(lost), lost.has_split
 
     done = _in_parts(submission, solution, SOLUTION, parts, limits, solution_of, score_part)
     if done is None:
         return None
-    header, scored = done
-    users = pl.concat([frame for frame, _ in scored]).sort("user_id")
+    users = pl.concat([frame for frame, _, _ in done]).sort("user_id")
     return ScoreResult(
-        splits=aggregate(users, bool({"stage", "Usage"} & set(header))),
+        splits=aggregate(users, any(has_split for _, _, has_split in done)),
         per_user=users,
         no_lost=no_lost,
-        ignored=sum(left_out for _, left_out in scored),
+        ignored=sum(left_out for _, left_out, _ in done),
     )
 
 
@@ -116,7 +114,7 @@ def validate_in_parts(
         return entry.frame.height
 
     done = _in_parts(submission, truth, spec, parts, limits, users_of, check_part)
-    return None if done is None else sum(done[1])
+    return None if done is None else sum(done)
 
 
 def _in_parts(
@@ -127,15 +125,15 @@ def _in_parts(
     limits: Limits,
     read: Callable[[Table], T],
     check: Callable[[T, Table], R],
-) -> tuple[list[str], list[R]] | None:
+) -> list[R] | None:
     """Split both files, then for each part `read` the organiser's part and `check` the
     submission's against it. Problems of every part are reported together, the organiser's
-    first and alone (as when the files are read whole). Returns the organiser's header and
-    what `check` gave for each part, or None when a file needs the whole-file reader."""
+    first and alone (as when the files are read whole). Returns what `check` gave for each
+    part, or None when a file needs the whole-file reader."""
     with tempfile.TemporaryDirectory(prefix="scorer-parts-") as folder:
         host = _split(truth, spec, parts, Path(folder) / "truth", limits)
-        if host is None or {"stage", "Usage"} <= set(host.header):
-            return None
+        if host is None or len(set(spec.of_kind("stage")) & set(host.header)) > 1:
+            return None  # two split columns: one problem of the file, not one a part
         entry = _split(submission, SUBMISSION, parts, Path(folder) / "submission", limits)
         if entry is None:
             return None
@@ -158,7 +156,7 @@ def _in_parts(
         raise HostError(spec.role, Report.of(host.file, merge(broken)))
     if rejected:
         raise SubmissionError(Report.of(entry.file, merge(rejected)))
-    return host.header, results
+    return results
 
 
 def _split(source: Path, spec: Spec, parts: int, folder: Path, limits: Limits) -> _Split | None:
