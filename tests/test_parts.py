@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_scoring import Competition, competitions, write_csv
+from test_scoring import Competition, competitions
 from typer.testing import CliRunner
 
 import scorer
@@ -42,16 +42,7 @@ def test_a_valid_submission_scores_the_same_bits_in_parts(
     competition: Competition, parts: int
 ) -> None:
     with tempfile.TemporaryDirectory() as folder:
-        submission = write_csv(
-            Path(folder) / "submission.csv",
-            competition.submission_rows(),
-            ["user_id", "edition_id", "rank"],
-        )
-        solution = write_csv(
-            Path(folder) / "solution.csv",
-            competition.solution_rows(),
-            competition.solution_columns(),
-        )
+        submission, solution = competition.write_csv(Path(folder))
         whole = scorer.score(submission, solution, no_lost=competition.no_lost, parts=1)
         split = scorer.score(submission, solution, no_lost=competition.no_lost, parts=parts)
     assert split.to_dict() == whole.to_dict()

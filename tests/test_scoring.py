@@ -101,6 +101,14 @@ class Competition:
             schema["grade"] = pl.Int64
         return pl.DataFrame(data, schema=schema)
 
+    def write_csv(self, folder: Path) -> tuple[Path, Path]:
+        """The submission and the solution as CSV files in `folder`."""
+        submission = write_csv(
+            folder / "submission.csv", self.submission_rows(), ["user_id", "edition_id", "rank"]
+        )
+        solution = write_csv(folder / "solution.csv", self.solution_rows(), self.solution_columns())
+        return submission, solution
+
     def submission_frame(self) -> pl.DataFrame:
         rows = self.submission_rows()
         return pl.DataFrame(
@@ -204,16 +212,7 @@ def test_frames_agree_with_the_reference(competition: Competition) -> None:
 @given(competition=competitions())
 def test_csv_files_agree_with_the_reference_and_with_frames(competition: Competition) -> None:
     with tempfile.TemporaryDirectory() as folder:
-        submission = write_csv(
-            Path(folder) / "submission.csv",
-            competition.submission_rows(),
-            ["user_id", "edition_id", "rank"],
-        )
-        solution = write_csv(
-            Path(folder) / "solution.csv",
-            competition.solution_rows(),
-            competition.solution_columns(),
-        )
+        submission, solution = competition.write_csv(Path(folder))
         result = scorer.score(submission, solution, no_lost=competition.no_lost)
         expected = ref.score(ref.read_csv(submission), ref.read_csv(solution), competition.no_lost)
     assert_agrees(result, expected)
