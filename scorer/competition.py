@@ -1,0 +1,262 @@
+"""The competition spec: everything that makes one competition differ from another, in one place.
+
+A `Competition` says how many items a user's list holds (`k`), which metric ranks the
+leaderboard, what the files' columns are called, how many rows a user may have, how the
+solution names its splits and whether relevance is graded. Every module takes one as a
+parameter; `LOST_ITEMS`, the first competition, is the default everywhere. A spec is read from
+a TOML file by `Competition.load` (see task.md, "Other competitions").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from scorer.errors import UsageError
+
+#: The largest k: a user's ranks ride in 7 bits of a packed key (`scorer.keys`).
+MAX_K = 100
+
+
+class Metric(StrEnum):
+    """The per-user metrics; the competition's `metric` ranks the leaderboard, the others are
+    diagnostics reported beside it. Report order is the order here."""
+
+    NDCG = "ndcg"
+    RECALL = "recall"
+    PRECISION = "precision"
+    HIT_RATE = "hit_rate"
+    MRR = "mrr"
+    MAP = "map"
+
+
+class Rows(StrEnum):
+    """How many ranked items a target user must have: `exactly` k (every list full), or
+    `at_most` k (a short list is allowed, as in Kaggle's MAP@12 competitions)."""
+
+    EXACTLY = "exactly"
+    AT_MOST = "at_most"
+
+
+class Relevance(StrEnum):
+    """`binary`: a solution lists relevant items only (no grade column). `graded`: a solution
+    may carry a `grade` column, 0..10 (1 when absent), and gains are 2**grade - 1."""
+
+    BINARY = "binary"
+    GRADED = "graded"
+
+
+class Split(StrEnum):
+    """The users a mean is taken over: every scored user, or the public or private ones."""
+
+    OVERALL = "overall"
+    PUBLIC = "public"
+    PRIVATE = "private"
+
+
+class Stage(StrEnum):
+    """What a solution's split column says of a user; `ignored` users are never scored."""
+
+    PUBLIC = "public"
+    PRIVATE = "private"
+    IGNORED = "ignored"
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Column names in the files: `user`, `item` and `rank` in the long layout (one row a
+    ranked item), `user` and `list` in the wide one (one row a user, items in rank order
+    separated by spaces). The solution names its users and items as the submission does."""
+
+    user: str = "user_id"
+    item: str = "edition_id"
+    rank: str = "rank"
+    list: str = "edition_ids"
+
+
+@dataclass(frozen=True)
+class Splits:
+    """The solution's split: the column names it may have (one at a time), and the values
+    that mean public, private and ignored (compared without regard to case)."""
+
+    columns: tuple[str, ...] = ("stage", "Usage")
+    public: str = "public"
+    private: str = "private"
+    ignored: str = "ignored"
+
+    def stage_of(self, value: str) -> Stage | None:
+        """The stage a cell's value names, or None."""
+        folded = value.lower()
+        for stage in Stage:
+            if folded == getattr(self, stage.value).lower():
+                return stage
+        return None
+
+
+@dataclass(frozen=True)
+class Words:
+    """How messages name a user and an item ('user 1007 has 19 rows', 'edition 5 repeats')."""
+
+    user: str = "user"
+    item: str = "item"
+
+
+@dataclass(frozen=True)
+class Competition:
+    """One competition's rules. Frozen: a spec is a value, compared and hashed as a whole."""
+
+    name: str = "lost items"
+    k: int = 20
+    metric: Metric = Metric.NDCG
+    rows: Rows = Rows.EXACTLY
+    relevance: Relevance = Relevance.GRADED
+    columns: Columns = field(default_factory=Columns)
+    splits: Splits = field(default_factory=Splits)
+    words: Words = field(default_factory=lambda: Words(item="edition"))
+
+    def __post_init__(self) -> None:
+        _check(self)
+
+    def label(self, metric: Metric | str) -> str:
+        """A metric's name in reports: `ndcg@20`."""
+        return f"{Metric(metric)}@{self.k}"
+
+    @property
+    def labels(self) -> dict[Metric, str]:
+        """Every metric's name in reports, in report order."""
+        return {metric: self.label(metric) for metric in Metric}
+
+    @property
+    def title(self) -> str:
+        """The primary metric as titles say it: `NDCG@20`, `MAP@12`."""
+        return self.label(self.metric).upper()
+
+    @property
+    def rank_bits(self) -> int:
+        """Bits that ranks 1..k take as 0..k-1."""
+        return max(self.k - 1, 1).bit_length()
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["splits"]["columns"] = list(self.splits.columns)
+        return {key: str(v) if isinstance(v, StrEnum) else v for key, v in data.items()}
+
+    def fingerprint(self) -> str:
+        """A hash of every rule: a leaderboard's cache is valid for one spec only."""
+        text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @classmethod
+    def load(cls, path: Path | str) -> Competition:
+        """Read a spec from a TOML file; any unknown key or bad value is a `UsageError`
+        naming it (exit 2)."""
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise UsageError(f"{path}: no such competition file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{path}: cannot read the competition file ({exc})") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise UsageError(f"{path}: not valid TOML ({exc})") from None
+        return cls.of(data, where=path.name)
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any], where: str = "competition") -> Competition:
+        """A spec from a mapping as TOML gives it: top-level keys and [columns], [splits] and
+        [words] tables; what is left out takes the defaults of a new competition (not those of
+        lost items: a spec file says what it means)."""
+        tables: dict[str, type[Columns] | type[Splits] | type[Words]] = {
+            "columns": Columns,
+            "splits": Splits,
+            "words": Words,
+        }
+        scalars = {"name": str, "k": int, "metric": Metric, "rows": Rows, "relevance": Relevance}
+        _known(data, [*scalars, *tables], where)
+        values: dict[str, Any] = {"words": Words()}
+        for key, kind in scalars.items():
+            if key in data:
+                values[key] = _value(data[key], kind, key, where)
+        for key, table in tables.items():
+            if key not in data:
+                continue
+            given = data[key]
+            if not isinstance(given, Mapping):
+                raise UsageError(f"{where}: [{key}] must be a table")
+            names = [f.name for f in fields(table)]
+            _known(given, names, where, prefix=f"{key}.")
+            parts: dict[str, Any] = {}
+            for name, value in given.items():
+                if key == "splits" and name == "columns":
+                    if not isinstance(value, list) or not value or not all(
+                        isinstance(v, str) and v for v in value
+                    ):
+                        raise UsageError(
+                            f"{where}: splits.columns = {value!r}; expected a list of names"
+                        )
+                    parts[name] = tuple(value)
+                else:
+                    parts[name] = _value(value, str, f"{key}.{name}", where)
+            values[key] = table(**parts)
+        try:
+            return cls(**values)
+        except UsageError as exc:
+            raise UsageError(f"{where}: {str(exc).removeprefix('competition: ')}") from None
+
+
+def _known(data: Mapping[str, Any], names: list[str], where: str, prefix: str = "") -> None:
+    unknown = [key for key in data if key not in names]
+    if unknown:
+        raise UsageError(
+            f"{where}: unknown key '{prefix}{unknown[0]}'; expected one of "
+            + ", ".join(f"{prefix}{n}" for n in names)
+        )
+
+
+def _value(value: object, kind: type, key: str, where: str) -> Any:
+    if kind is int:
+        if type(value) is not int:
+            raise UsageError(f"{where}: {key} = {value!r}; expected an integer")
+        return value
+    if not isinstance(value, str) or not value:  # a StrEnum member is a str too
+        raise UsageError(f"{where}: {key} = {value!r}; expected a non-empty string")
+    if kind is str:
+        return value
+    if isinstance(value, kind):
+        return value
+    try:
+        return kind(value)
+    except ValueError:
+        names = ", ".join(repr(str(v)) for v in kind)  # type: ignore[attr-defined]
+        raise UsageError(f"{where}: {key} = {value!r}; expected one of {names}") from None
+
+
+def _check(spec: Competition) -> None:
+    """Rules a spec must keep to: k in range, every column name distinct and non-empty."""
+    if type(spec.k) is not int or not 1 <= spec.k <= MAX_K:
+        raise UsageError(f"k = {spec.k!r}; expected an integer 1..{MAX_K}")
+    for name, enum in (("metric", Metric), ("rows", Rows), ("relevance", Relevance)):
+        # a spec built in Python may name them as text: `Competition(metric="map")`
+        object.__setattr__(spec, name, _value(getattr(spec, name), enum, name, "competition"))
+    columns = spec.columns
+    names = [columns.user, columns.item, columns.rank, *spec.splits.columns, "grade"]
+    for name in [*names, columns.list]:
+        if not name or name != name.strip():
+            raise UsageError(f"column name {name!r}; expected a name without spaces around it")
+    if len(set(names)) != len(names) or columns.list in (columns.user, *spec.splits.columns):
+        raise UsageError(
+            "column names must differ: " + ", ".join(repr(n) for n in [*names, columns.list])
+        )
+    values = [spec.splits.public, spec.splits.private, spec.splits.ignored]
+    if len({v.lower() for v in values}) != 3:
+        raise UsageError(f"split values {values}; expected three different names")
+
+
+#: The first competition: lost wishlist/read pairs of a book service, NDCG@20 (task.md).
+LOST_ITEMS = Competition()
