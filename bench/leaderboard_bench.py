@@ -28,10 +28,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from scorer.cells import K
+from scorer.competition import LOST_ITEMS
 from scorer.leaderboard.boards import iso
 from scorer.leaderboard.demo import junk
 from scorer.synthetic import make_competition
+
+K = LOST_ITEMS.k
 
 SCORER = Path(sys.executable).with_name("scorer")
 

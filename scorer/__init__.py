@@ -1,23 +1,29 @@
-"""Validate and score ranked-list submissions: NDCG@20 with public and private leaderboards."""
+"""Validate and score ranked-list submissions with public and private leaderboards: NDCG@20
+for the lost-items competition, or any metric, k and columns a `Competition` names."""
 
 from __future__ import annotations
 
 from scorer.api import score, validate
+from scorer.competition import LOST_ITEMS, Competition, Metric, Rows
 from scorer.contract import Solution, read_solution, read_targets
 from scorer.errors import Code, HostError, Issue, Problem, Report, ScorerError, SubmissionError
-from scorer.io import Limits
+from scorer.read import Limits
 from scorer.scoring import NoLost, ScoreResult, SplitScore
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "LOST_ITEMS",
     "Code",
+    "Competition",
     "HostError",
     "Issue",
     "Limits",
+    "Metric",
     "NoLost",
     "Problem",
     "Report",
+    "Rows",
     "ScoreResult",
     "ScorerError",
     "Solution",

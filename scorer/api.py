@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import (
-    SOLUTION,
-    TARGETS,
+    Role,
     Solution,
     check_against,
     check_submission,
@@ -15,8 +15,8 @@ from scorer.contract import (
     read_targets,
 )
 from scorer.errors import UsageError
-from scorer.io import DEFAULT_LIMITS, Limits, TableLike
 from scorer.parts import parts_for, score_in_parts, validate_in_parts
+from scorer.read import DEFAULT_LIMITS, Limits, TableLike
 from scorer.scoring import NoLost, ScoreResult, aggregate, ignored, per_user
 
 
@@ -25,6 +25,7 @@ def validate(
     *,
     targets: TableLike | None = None,
     solution: TableLike | Solution | None = None,
+    competition: Competition = LOST_ITEMS,
     limits: Limits = DEFAULT_LIMITS,
     parts: int | None = None,
 ) -> int:
@@ -36,17 +37,19 @@ def validate(
     """
     if (targets is None) == (solution is None):
         raise UsageError("give exactly one of targets or solution")
-    truth, spec = (targets, TARGETS) if targets is not None else (solution, SOLUTION)
+    truth = targets if targets is not None else solution
+    role = Role.TARGETS if targets is not None else Role.SOLUTION
+    competition = _competition(solution, competition)
     count = _parts(submission, parts)
     if count > 1 and isinstance(submission, str | Path) and isinstance(truth, str | Path):
-        checked = validate_in_parts(Path(submission), Path(truth), spec, count, limits)
+        checked = validate_in_parts(Path(submission), Path(truth), role, count, competition, limits)
         if checked is not None:
             return checked
-    if targets is not None:
-        users = read_targets(targets, limits)
-    else:
-        users = _solution(solution, limits).targets
-    table = read_submission(submission, limits)
+    if solution is not None:
+        users = _solution(solution, competition, limits).targets
+    elif targets is not None:
+        users = read_targets(targets, limits, competition=competition)
+    table = read_submission(submission, limits, competition=competition)
     check_submission(table, users)
     return table.frame.height
 
@@ -55,41 +58,56 @@ def score(
     submission: TableLike,
     solution: TableLike | Solution,
     *,
+    competition: Competition = LOST_ITEMS,
     no_lost: NoLost | str = NoLost.ZERO,
     limits: Limits = DEFAULT_LIMITS,
     parts: int | None = None,
 ) -> ScoreResult:
-    """Validate a submission against the solution, then score it: NDCG@20 for the public and
-    private splits and overall, the secondary metrics, and the per-user table.
+    """Validate a submission against the solution, then score it: the competition's metric
+    (NDCG@20 by default) for the public and private splits and overall, the other metrics,
+    and the per-user table.
 
-    `no_lost` says how a target user with no lost pairs counts: "zero" (default) or "exclude".
-    `parts`: split two CSV files by user into this many parts and score them one at a time,
-    in memory bounded by one part (same rules, messages and bits); by default 1 up to a
-    1 GiB submission, then one part a 256 MiB (`scorer.parts`). A file that needs the careful
-    reader is read whole.
+    `competition`: the rules (`scorer.Competition`; a `Solution` already read carries its
+    own). `no_lost` says how a target user with no lost pairs counts: "zero" (default) or
+    "exclude". `parts`: split two CSV files by user into this many parts and score them one
+    at a time, in memory bounded by one part (same rules, messages and bits); by default 1 up
+    to a 1 GiB submission, then one part a 256 MiB (`scorer.parts`).
     Nothing is scored unless every rule holds (`SubmissionError` otherwise).
     """
     policy = NoLost.of(no_lost)
+    competition = _competition(solution, competition)
     count = _parts(submission, parts)
     if count > 1 and isinstance(submission, str | Path) and isinstance(solution, str | Path):
-        result = score_in_parts(Path(submission), Path(solution), count, policy, limits)
+        result = score_in_parts(
+            Path(submission), Path(solution), count, policy, competition, limits
+        )
         if result is not None:
             return result
-    truth = _solution(solution, limits)
-    table = read_submission(submission, limits)
+    truth = _solution(solution, competition, limits)
+    table = read_submission(submission, limits, competition=competition)
     users = per_user(check_against(table, truth), truth, policy)
     return ScoreResult(
         splits=aggregate(users, truth.has_split),
         per_user=users,
         no_lost=policy,
         ignored=ignored(truth),
+        competition=competition,
     )
 
 
-def _solution(solution: TableLike | Solution | None, limits: Limits) -> Solution:
+def _competition(solution: object, competition: Competition) -> Competition:
+    """The rules to apply: a `Solution` read already was read by its competition's."""
+    if isinstance(solution, Solution):
+        if competition is not LOST_ITEMS and competition != solution.competition:
+            raise UsageError("the solution was read for another competition")
+        return solution.competition
+    return competition
+
+
+def _solution(solution: TableLike | Solution, competition: Competition, limits: Limits) -> Solution:
     if isinstance(solution, Solution):
         return solution
-    return read_solution(solution, limits)
+    return read_solution(solution, limits, competition=competition)
 
 
 def _parts(submission: TableLike, parts: int | None) -> int:

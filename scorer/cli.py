@@ -14,18 +14,19 @@ from scorer.adapters import codabench as codabench_adapter
 from scorer.api import score as score_submission
 from scorer.api import validate as validate_submission
 from scorer.errors import UsageError
-from scorer.io import DEFAULT_LIMITS, Limits
 from scorer.leaderboard.cli import board_app
 from scorer.ndcg_json import ndcg_json
-from scorer.scoring import METRICS, NoLost, ScoreResult
-from scorer.shell import REJECTED, Json, guarded
+from scorer.read import DEFAULT_LIMITS, Limits
+from scorer.scoring import NoLost, ScoreResult
+from scorer.shell import REJECTED, CompetitionFile, Json, competition_of, guarded
 from scorer.write import output_kind, write_table
 
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    help="Validate and score 'lost items' submissions (NDCG@20, public/private).",
+    help="Validate and score ranked-list submissions: 'lost items' (NDCG@20, public/private) "
+    "by default, or any competition a TOML file describes (--competition).",
 )
 
 app.add_typer(board_app, name="leaderboard")
@@ -83,15 +84,19 @@ def score(
     max_rows: MaxRows = DEFAULT_LIMITS.max_rows,
     max_line: MaxLine = DEFAULT_LIMITS.max_line_bytes,
     parts: Parts = None,
+    competition: CompetitionFile = None,
 ) -> None:
     """Validate a submission against the solution and print its public, private and overall
-    NDCG@20 (exit 0), or every problem of the file (exit 1)."""
+    scores (NDCG@20 by default) (exit 0), or every problem of the file (exit 1)."""
     limits = _limits(max_bytes, max_decompressed, max_rows, max_line)
 
     def run() -> ScoreResult:
+        rules = competition_of(competition)
         if per_user is not None:
             output_kind(per_user)  # fail before the work, not after it
-        result = score_submission(submission, solution, no_lost=no_lost, limits=limits, parts=parts)
+        result = score_submission(
+            submission, solution, competition=rules, no_lost=no_lost, limits=limits, parts=parts
+        )
         if per_user is not None:
             write_table(result.per_user, per_user)
         return result
@@ -104,12 +109,12 @@ def score(
 
 
 def _score_table(result: ScoreResult) -> str:
-    names = list(METRICS.values())
+    names = list(result.competition.labels.values())
     lines = [f"{'split':<8} {'users':>7}  " + "  ".join(f"{n:>12}" for n in names)]
     for split, values in result.splits.items():
         if values is None:
             continue
-        row = values.to_dict()
+        row = values.to_dict(result.competition)
         cells = "  ".join(f"{row[n]:>12.6f}" for n in names)
         lines.append(f"{split:<8} {values.users:>7,}  {cells}")
     return "\n".join(lines)
@@ -130,16 +135,23 @@ def validate(
     max_rows: MaxRows = DEFAULT_LIMITS.max_rows,
     max_line: MaxLine = DEFAULT_LIMITS.max_line_bytes,
     parts: Parts = None,
+    competition: CompetitionFile = None,
 ) -> None:
     """Check a submission with the same rules and messages as `score`, without scoring it:
     run it before every upload."""
     limits = _limits(max_bytes, max_decompressed, max_rows, max_line)
 
     def run() -> int:
+        rules = competition_of(competition)
         if (targets is None) == (solution is None):
             raise UsageError("give exactly one of --targets or --solution")
         return validate_submission(
-            submission, targets=targets, solution=solution, limits=limits, parts=parts
+            submission,
+            targets=targets,
+            solution=solution,
+            competition=rules,
+            limits=limits,
+            parts=parts,
         )
 
     rows = _run(as_json, run)

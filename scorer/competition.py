@@ -194,8 +194,10 @@ class Competition:
             parts: dict[str, Any] = {}
             for name, value in given.items():
                 if key == "splits" and name == "columns":
-                    if not isinstance(value, list) or not value or not all(
-                        isinstance(v, str) and v for v in value
+                    if (
+                        not isinstance(value, list)
+                        or not value
+                        or not all(isinstance(v, str) and v for v in value)
                     ):
                         raise UsageError(
                             f"{where}: splits.columns = {value!r}; expected a list of names"

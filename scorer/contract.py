@@ -3,29 +3,61 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
 
 import polars as pl
 
-from scorer.cells import K, Spec, Table
+from scorer.competition import LOST_ITEMS, Competition, Relevance, Rows
 from scorer.errors import Code, HostError, Issue, Problem, Report, SubmissionError, problem
-from scorer.io import DEFAULT_LIMITS, Limits, Rejected, TableLike
 from scorer.keys import edition_of, keyed, packable, ranked, repeats
-from scorer.parse import read_table
-from scorer.wide import is_wide, read_wide
+from scorer.read import (
+    DEFAULT_LIMITS,
+    ITEM,
+    RANK,
+    USER,
+    Kind,
+    Limits,
+    Rejected,
+    Spec,
+    Table,
+    TableLike,
+)
+from scorer.read import read_table as _read
 
-SUBMISSION = Spec(
-    role="submission",
-    required={"user_id": "id", "edition_id": "id", "rank": "rank"},
-    optional={},
-)
-SOLUTION = Spec(
-    role="solution",
-    required={"user_id": "id", "edition_id": "id"},
-    optional={"stage": "stage", "Usage": "stage", "grade": "grade"},
-    # An empty edition_id: a user with no lost pairs. An empty grade: the default grade, 1.
-    nullable=frozenset({"edition_id", "grade"}),
-)
-TARGETS = Spec(role="targets", required={"user_id": "id"}, optional={})
+
+class Role(StrEnum):
+    """The kinds of file: the participant's submission, the organiser's solution and targets."""
+
+    SUBMISSION = "submission"
+    SOLUTION = "solution"
+    TARGETS = "targets"
+
+
+@cache
+def spec_of(role: Role, competition: Competition = LOST_ITEMS) -> Spec:
+    """The columns of one kind of file in a competition. A submission and a solution may come
+    in the wide layout; a solution's item may be empty (a user with no lost items), as may
+    its grade (the default grade, 1)."""
+    columns = competition.columns
+    internal = {columns.user: USER, columns.item: ITEM, columns.rank: RANK}
+    if role is Role.TARGETS:
+        return Spec(str(role), {columns.user: "id"}, {}, competition=competition, internal=internal)
+    if role is Role.SUBMISSION:
+        required: dict[str, Kind] = {columns.user: "id", columns.item: "id", columns.rank: "rank"}
+        return Spec(str(role), required, {}, competition=competition, internal=internal, wide=True)
+    optional: dict[str, Kind] = dict.fromkeys(competition.splits.columns, "stage")
+    if competition.relevance is Relevance.GRADED:
+        optional["grade"] = "grade"
+    return Spec(
+        str(role),
+        {columns.user: "id", columns.item: "id"},
+        optional,
+        nullable=frozenset({columns.item, "grade"}),
+        competition=competition,
+        internal=internal,
+        wide=True,
+    )
 
 
 @dataclass(frozen=True)
@@ -42,6 +74,7 @@ class Solution:
     pairs: pl.DataFrame
     has_split: bool
     graded: bool
+    competition: Competition = LOST_ITEMS
 
     @property
     def targets(self) -> pl.Series:
@@ -53,17 +86,26 @@ class Solution:
         return keyed(self.pairs, "grade", packed=packed)
 
 
-def read_solution(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Solution:
+def read_solution(
+    source: TableLike, limits: Limits = DEFAULT_LIMITS, *, competition: Competition = LOST_ITEMS
+) -> Solution:
     """Read and check the organiser's solution; any problem is a `HostError` (exit 2)."""
-    return solution_of(_host_table(source, SOLUTION, limits))
+    return solution_of(_host_table(source, Role.SOLUTION, competition, limits))
 
 
 def solution_of(table: Table) -> Solution:
     """Check a solution's cells, as read; any problem is a `HostError` (exit 2)."""
     frame = table.frame
+    words, columns = table.competition.words, table.competition.columns
+    pairs = "pairs" if table.competition == LOST_ITEMS else f"{words.item}s"
     problems = list(table.problems)
-    splits = [name for name in SOLUTION.of_kind("stage") if name in frame.columns]
+    splits = [
+        name
+        for name in spec_of(Role.SOLUTION, table.competition).of_kind("stage")
+        if name in frame.columns
+    ]
     if len(splits) > 1:
+        names = " and ".join(repr(name) for name in splits)
         problems.append(
             problem(
                 Code.DUPLICATE_COLUMN,
@@ -71,7 +113,8 @@ def solution_of(table: Table) -> Solution:
                 [
                     Issue(
                         Code.DUPLICATE_COLUMN,
-                        "line 1: both 'stage' and 'Usage' name the split; keep one",
+                        f"line 1: {'both ' if len(splits) == 2 else ''}{names} name the split; "
+                        "keep one",
                         line=1,
                     )
                 ],
@@ -100,12 +143,12 @@ def solution_of(table: Table) -> Solution:
         lost = keyed(listed, packed=packed).with_columns(grade=pl.lit(1, pl.Int8))
     if repeats(lost):
         problems += _duplicates(
+            table,
             listed,
-            ["user_id", "edition_id"],
+            [USER, ITEM],
             Code.DUPLICATE_PAIR,
-            "pair (user {user}, edition {value})",
-            "edition_id",
-            table.unit,
+            f"pair ({words.user} {{user}}, {words.item} {{value}})",
+            ITEM,
         )
     # One pass over the rows gives every per-user rule and the users table itself.
     per_user = (
@@ -128,7 +171,8 @@ def solution_of(table: Table) -> Solution:
             [
                 Issue(
                     Code.MIXED_STAGE,
-                    f"{table.unit} {ln}: user {u} has rows in more than one stage; a user's "
+                    f"{table.unit} {ln}: {words.user} {u} has rows in more than one stage; a "
+                    f"{words.user}'s "
                     f"{split} must be the same on all its rows",
                     line=ln,
                     user=str(u),
@@ -138,7 +182,7 @@ def solution_of(table: Table) -> Solution:
             ],
         )
     )
-    # An edition_id that could not be read is null too: judge empty rows once ids are clean.
+    # An item id that could not be read is null too: judge empty rows once ids are clean.
     unread = any(p.code is Code.INVALID_ID for p in table.problems)
     both = (
         frame.filter(pl.col("edition_id").is_null() & pl.lit(not unread))
@@ -154,11 +198,11 @@ def solution_of(table: Table) -> Solution:
             [
                 Issue(
                     Code.EMPTY_AND_PAIRS,
-                    f"{table.unit} {ln}: user {u} has an empty edition_id (no lost pairs) "
-                    "and lost pairs on other rows",
+                    f"{table.unit} {ln}: {words.user} {u} has an empty {columns.item} (no lost "
+                    f"{pairs}) and lost {pairs} on other rows",
                     line=ln,
                     user=str(u),
-                    column="edition_id",
+                    column=columns.item,
                 )
                 for u, ln in both.head(5).select("user_id", "line").rows()
             ],
@@ -177,44 +221,48 @@ def solution_of(table: Table) -> Solution:
         pairs=lost.select("user_id", edition_of(packed).alias("edition_id"), "grade"),
         has_split=split is not None,
         graded=bool(lost.select((pl.col("grade") != 1).any()).item()),
+        competition=table.competition,
     )
 
 
-def read_targets(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> pl.Series:
+def read_targets(
+    source: TableLike, limits: Limits = DEFAULT_LIMITS, *, competition: Competition = LOST_ITEMS
+) -> pl.Series:
     """Read the participants' list of target users; any problem is a `HostError` (exit 2)."""
-    return targets_of(_host_table(source, TARGETS, limits))
+    return targets_of(_host_table(source, Role.TARGETS, competition, limits))
 
 
 def targets_of(table: Table) -> pl.Series:
     """Check a targets file's cells, as read; any problem is a `HostError` (exit 2)."""
     problems = list(table.problems)
     problems += _duplicates(
-        table.frame.filter(pl.col("user_id").is_not_null()),
-        ["user_id"],
+        table,
+        table.frame.filter(pl.col(USER).is_not_null()),
+        [USER],
         Code.DUPLICATE_USER,
-        "user {value}",
-        "user_id",
-        table.unit,
+        f"{table.competition.words.user} {{value}}",
+        USER,
     )
     report = Report.of(table.file, problems)
     if report:
-        raise HostError("targets", report)
-    return table.frame.get_column("user_id")
+        raise HostError(str(Role.TARGETS), report)
+    return table.frame.get_column(USER)
 
 
-def _host_table(source: TableLike, spec: Spec, limits: Limits) -> Table:
+def _host_table(source: TableLike, role: Role, competition: Competition, limits: Limits) -> Table:
     try:
-        return read_table(source, spec, limits)
+        return _read(source, spec_of(role, competition), limits)
     except Rejected as exc:
-        raise HostError(spec.role, exc.report) from None
+        raise HostError(str(role), exc.report) from None
 
 
-def read_submission(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Table:
-    """Read a submission's cells; a file whose rows cannot be judged is a `SubmissionError`."""
+def read_submission(
+    source: TableLike, limits: Limits = DEFAULT_LIMITS, *, competition: Competition = LOST_ITEMS
+) -> Table:
+    """Read a submission's cells, in either layout; a file whose rows cannot be judged is a
+    `SubmissionError`."""
     try:
-        if is_wide(source, limits):  # one line a user: user_id,edition_ids ("101 202 …")
-            return read_wide(source, limits)
-        return read_table(source, SUBMISSION, limits)
+        return _read(source, spec_of(Role.SUBMISSION, competition), limits)
     except Rejected as exc:
         raise SubmissionError(exc.report) from None
 
@@ -222,13 +270,18 @@ def read_submission(source: TableLike, limits: Limits = DEFAULT_LIMITS) -> Table
 def check_submission(
     table: Table, targets: pl.Series, *, packed: bool | None = None
 ) -> pl.DataFrame:
-    """Apply every rule; raise one `SubmissionError` listing every problem, or return the
-    rows `keyed` by pair with their rank, as scoring joins them (`packed` keys: by default
-    when the submission's ids allow)."""
+    """Apply every rule of the table's competition; raise one `SubmissionError` listing every
+    problem, or return the listed rows `keyed` by pair with their rank, as scoring joins them
+    (`packed` keys: by default when the submission's ids allow)."""
+    competition = table.competition
+    frame = table.frame
+    # A wide line with an empty list is a user with no items: seen, but not a row to rank.
+    empty = "position" in frame.columns and frame.get_column("position").has_nulls()
+    listed = frame.filter(pl.col("position").is_not_null()) if empty else frame
     if packed is None:
-        packed = packable(table.frame)
-    rows = None if table.problems else ranked(table.frame, packed)
-    if rows is not None and _passes_screen(rows, targets):
+        packed = packable(listed)
+    rows = None if table.problems else ranked(listed, packed, competition.rank_bits)
+    if rows is not None and not empty and _passes_screen(rows, targets, competition):
         return rows
     report = Report.of(table.file, [*table.problems, *_row_problems(table, targets)])
     if report or rows is None:
@@ -238,23 +291,25 @@ def check_submission(
 
 def check_against(table: Table, solution: Solution) -> pl.DataFrame:
     """`check_submission` against a solution's users, the rows keyed as they join its pairs."""
+    if table.competition != solution.competition:
+        raise ValueError("the submission and the solution were read for different competitions")
     return check_submission(table, solution.targets, packed=packable(table.frame, solution.pairs))
 
 
-def _passes_screen(rows: pl.DataFrame, targets: pl.Series) -> bool:
-    """A fast test that every rule holds, by aggregates of the `keyed` rows: each user has K
-    rows with K distinct ranks (every cell is judged already, so ranks are 1..K: each once),
-    no pair (user, edition) repeats, and the users are exactly the targets. Any doubt sends
-    the file to `_row_problems` for the details."""
-    per_user = rows.group_by("user_id").agg(
-        pl.len().alias("n"), pl.col("rank").n_unique().alias("ranks")
-    )
+def _passes_screen(rows: pl.DataFrame, targets: pl.Series, competition: Competition) -> bool:
+    """A fast test that every rule holds, by aggregates of the `keyed` rows: each user has k
+    rows (at most k, by the `at_most` rule) with as many distinct ranks (every cell is judged
+    already, so ranks are in 1..k), no pair (user, item) repeats, and the users are exactly
+    the targets. Any doubt sends the file to `_row_problems` for the details."""
+    k = competition.k
+    per_user = rows.group_by(USER).agg(pl.len().alias("n"), pl.col(RANK).n_unique().alias("ranks"))
+    count = pl.col("n") == k if competition.rows is Rows.EXACTLY else pl.col("n") <= k
     shape_ok, n_users = per_user.select(
-        ((pl.col("n") == K) & (pl.col("ranks") == K)).all(), pl.len()
+        (count & (pl.col("ranks") == pl.col("n"))).all(), pl.len()
     ).row(0)
     if not shape_ok or n_users != targets.len():
         return False
-    known = per_user.join(pl.DataFrame({"user_id": targets}), on="user_id", how="semi")
+    known = per_user.join(pl.DataFrame({USER: targets}), on=USER, how="semi")
     return known.height == targets.len() and not repeats(rows)
 
 
@@ -263,37 +318,43 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
     rule are null in `table.frame` and were counted already."""
     frame = table.frame
     unit = table.unit
+    competition = table.competition
+    words, columns, k = competition.words, competition.columns, competition.k
     found: list[Problem] = []
-    target_frame = pl.DataFrame({"user_id": targets})
-    rows = frame.filter(pl.col("user_id").is_not_null())
-    known = rows.join(target_frame, on="user_id", how="semi")
+    target_frame = pl.DataFrame({USER: targets})
+    rows = frame.filter(pl.col(USER).is_not_null())
+    known = rows.join(target_frame, on=USER, how="semi")
     # A wide file: one line a user, ranks are list positions; a rank can repeat only for a user
-    # on two lines, which the count rule names, so there only listed editions are counted.
+    # on two lines, which the count rule names, so there only listed items are counted.
     wide = "position" in frame.columns
     found += _duplicates(
-        known.filter(pl.col("rank").is_not_null() & pl.lit(not wide)),
-        ["user_id", "rank"],
+        table,
+        known.filter(pl.col(RANK).is_not_null() & pl.lit(not wide)),
+        [USER, RANK],
         Code.DUPLICATE_RANK,
         "rank {value}",
-        "rank",
-        unit,
+        RANK,
     )
     found += _duplicates(
-        known.filter(pl.col("edition_id").is_not_null()),
-        ["user_id", "edition_id"],
+        table,
+        known.filter(pl.col(ITEM).is_not_null()),
+        [USER, ITEM],
         Code.DUPLICATE_EDITION,
-        "edition {value}",
-        "edition_id",
-        unit,
+        f"{words.item} {{value}}",
+        ITEM,
     )
+    exactly = competition.rows is Rows.EXACTLY
+    n = pl.col("n")
     counts = (
-        known.group_by("user_id")
+        known.group_by(USER)
         .agg(
             (pl.col("position").count() if wide else pl.len()).alias("n"),
             pl.col("line").min().alias("first"),
             pl.col("line").max().alias("last"),
         )
-        .filter((pl.col("n") != K) | (pl.lit(wide) & (pl.col("first") != pl.col("last"))))
+        .filter(
+            (n != k if exactly else n > k) | (pl.lit(wide) & (pl.col("first") != pl.col("last")))
+        )
         .sort("first")
     )
     found.append(
@@ -303,18 +364,18 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
             [
                 Issue(
                     Code.WRONG_ROW_COUNT,
-                    _count_message(unit, u, n, first, last, wide),
+                    _count_message(competition, unit, u, n, first, last, wide),
                     line=first,
                     user=str(u),
-                    column="user_id",
+                    column=columns.user,
                     value=str(n),
                 )
                 for u, n, first, last in counts.head(5).rows()
             ],
         )
     )
-    missing = target_frame.join(rows.select("user_id").unique(), on="user_id", how="anti")
-    missing = missing.sort("user_id")  # no line to show: the lowest ids first
+    missing = target_frame.join(rows.select(USER).unique(), on=USER, how="anti")
+    missing = missing.sort(USER)  # no line to show: the lowest ids first
     found.append(
         problem(
             Code.MISSING_USER,
@@ -322,19 +383,19 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
             [
                 Issue(
                     Code.MISSING_USER,
-                    f"user {u} is missing; expected {K} {'editions' if wide else 'rows'} for "
-                    "every target user",
+                    f"{words.user} {u} is missing; expected {_wanted(competition, wide)} for "
+                    f"every target {words.user}",
                     user=str(u),
-                    column="user_id",
+                    column=columns.user,
                     value=str(u),
                 )
-                for u in missing.head(5).get_column("user_id")
+                for u in missing.head(5).get_column(USER)
             ],
         )
     )
     unknown = (
-        rows.join(target_frame, on="user_id", how="anti")
-        .group_by("user_id")
+        rows.join(target_frame, on=USER, how="anti")
+        .group_by(USER)
         .agg(pl.col("line").min(), pl.len().alias("n"))
         .sort("line")
     )
@@ -345,11 +406,11 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
             [
                 Issue(
                     Code.UNKNOWN_USER,
-                    f"{unit} {ln}: user {u} is not a target user"
+                    f"{unit} {ln}: {words.user} {u} is not a target {words.user}"
                     + ("" if wide else f" ({n} {'row' if n == 1 else 'rows'})"),
                     line=ln,
                     user=str(u),
-                    column="user_id",
+                    column=columns.user,
                     value=str(u),
                 )
                 for u, ln, n in unknown.head(5).rows()
@@ -360,12 +421,12 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
 
 
 def _duplicates(
-    frame: pl.DataFrame, keys: list[str], code: Code, what: str, column: str, unit: str
+    table: Table, frame: pl.DataFrame, keys: list[str], code: Code, what: str, column: str
 ) -> list[Problem]:
     """Rows repeating an earlier row's `keys`, each naming the place it repeats. A wide file's
     rows share a line, so there the place is the line and the position in the list."""
     order = ["line", "position"] if "position" in frame.columns else ["line"]
-    repeats = (
+    repeated = (
         frame.select(*order, *keys)
         .sort(order)
         .with_columns(
@@ -374,40 +435,55 @@ def _duplicates(
         )
         .filter(pl.col("_nth") > 0)
     )
-    if repeats.height == 0:
+    if repeated.height == 0:
         return []
+    columns = table.competition.columns
+    shown = {USER: columns.user, ITEM: columns.item, RANK: columns.rank}
+    word = table.competition.words.user
     examples = []
-    for row in repeats.head(5).iter_rows(named=True):
-        user = row.get("user_id")
+    for row in repeated.head(5).iter_rows(named=True):
+        user = row.get(USER)
         label = what.format(user=user, value=row[column])
-        owner = f" for user {user}" if "user_id" in keys and column != "user_id" else ""
-        here = _place(unit, row["line"], row.get("position"))
-        there = _place(unit, row["_first_line"], row.get("_first_position"))
+        owner = f" for {word} {user}" if USER in keys and column != USER else ""
+        here = _place(table.unit, row["line"], row.get("position"))
+        there = _place(table.unit, row["_first_line"], row.get("_first_position"))
         examples.append(
             Issue(
                 code,
                 f"{here}: {label} repeats {there}{owner}",
                 line=row["line"],
                 user=None if user is None else str(user),
-                column=column,
+                column=shown[column],
                 value=str(row[column]),
             )
         )
-    return [problem(code, repeats.height, examples)]
+    return [problem(code, repeated.height, examples)]
 
 
-def _count_message(unit: str, user: int, n: int, first: int, last: int, wide: bool) -> str:
+def _wanted(competition: Competition, wide: bool) -> str:
+    """What every target user must have, as the missing-user message says it."""
+    k, items = competition.k, f"{competition.words.item}s"
+    if competition.rows is Rows.EXACTLY:
+        return f"{k} {items if wide else 'rows'}"
+    return f"a line of at most {k} {items}" if wide else f"1 to {k} rows"
+
+
+def _count_message(
+    competition: Competition, unit: str, user: int, n: int, first: int, last: int, wide: bool
+) -> str:
+    k, word = competition.k, competition.words
+    expected = f"exactly {k}" if competition.rows is Rows.EXACTLY else f"at most {k}"
     if not wide:
         rows = "row" if n == 1 else "rows"
         where = f"{unit} {first}" if first == last else f"{unit}s {first}–{last}"
-        return f"{unit} {first}: user {user} has {n} {rows} ({where}); expected exactly {K}"
+        return f"{unit} {first}: {word.user} {user} has {n} {rows} ({where}); expected {expected}"
     if first != last:
         return (
-            f"{unit} {first}: user {user} is listed on more than one {unit} ({unit}s "
-            f"{first}–{last}, {n} editions in all); expected one {unit} of exactly {K}"
+            f"{unit} {first}: {word.user} {user} is listed on more than one {unit} ({unit}s "
+            f"{first}–{last}, {n} {word.item}s in all); expected one {unit} of {expected}"
         )
-    editions = "edition" if n == 1 else "editions"
-    return f"{unit} {first}: user {user} has {n} {editions}; expected exactly {K}"
+    items = word.item if n == 1 else f"{word.item}s"
+    return f"{unit} {first}: {word.user} {user} has {n} {items}; expected {expected}"
 
 
 def _place(unit: str, line: int, position: int | None) -> str:

@@ -43,19 +43,16 @@ def keyed(frame: pl.DataFrame, *columns: str | pl.Expr, packed: bool) -> pl.Data
     return keys.with_columns(user_of(packed).alias("user_id").set_sorted())
 
 
-#: Bits a rank 1..20 takes below a packed pair, when user ids leave room for them.
-RANK_BITS = 5
-
-
-def ranked(frame: pl.DataFrame, packed: bool) -> pl.DataFrame:
-    """`keyed` rows of a submission with their rank (an Int8). When user ids are below
-    2**26, the rank rides in the low bits of one Int64 key, so one column is sorted and the
-    others are read back from it; otherwise rows are sorted with their rank."""
+def ranked(frame: pl.DataFrame, packed: bool, rank_bits: int) -> pl.DataFrame:
+    """`keyed` rows of a submission with their rank (an Int8: ranks are at most 100). When
+    user ids leave `rank_bits` free below a packed pair (below 2**26 for k = 20, 2**24 for
+    k = 100), the rank rides in the low bits of one Int64 key, so one column is sorted and
+    the others are read back from it; otherwise rows are sorted with their rank."""
     top = frame.select(pl.col("user_id").max()).item() or 0
-    if not packed or top >= 1 << (63 - EDITION_BITS - RANK_BITS):
+    if not packed or top >= 1 << (63 - EDITION_BITS - rank_bits):
         return keyed(frame, pl.col("rank").cast(pl.Int8), packed=packed)
-    key = (pair_key(True) * (1 << RANK_BITS) + (pl.col("rank") - 1)).alias("key")
-    shift = 1 << RANK_BITS
+    key = (pair_key(True) * (1 << rank_bits) + (pl.col("rank") - 1)).alias("key")
+    shift = 1 << rank_bits
     return (
         frame.select(key)
         .get_column("key")

@@ -18,20 +18,24 @@ from typing import TypeVar
 
 import polars as pl
 
-from scorer.cells import DTYPE, Spec, Table, judge, merge
+from scorer.competition import Competition
 from scorer.contract import (
-    SOLUTION,
-    SUBMISSION,
+    Role,
     Solution,
     check_against,
     check_submission,
     solution_of,
+    spec_of,
     targets_of,
 )
 from scorer.errors import HostError, Problem, Report, SubmissionError
-from scorer.io import Limits, Rejected, TableLike, check_header, describe, open_path, scan_text
+from scorer.read import Limits, Rejected, Spec, Table, TableLike, describe
+from scorer.read.cells import DTYPE, judge, merge
+from scorer.read.header import check_header
+from scorer.read.source import open_path, peek_header
+from scorer.read.text import scan_text
+from scorer.read.wide import is_wide
 from scorer.scoring import NoLost, ScoreResult, aggregate, ignored, per_user
-from scorer.wide import is_wide
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -75,11 +79,16 @@ class _Split:
         required = [n for n in kinds if n not in self.spec.nullable]
         if frame.select(pl.any_horizontal(pl.col(required).is_null()).any()).item():
             return None
-        return judge(self.file, frame.sort("line"), kinds, "line", [])
+        return judge(self.file, frame.sort("line"), kinds, self.spec, "line", [])
 
 
 def score_in_parts(
-    submission: Path, solution: Path, parts: int, no_lost: NoLost, limits: Limits
+    submission: Path,
+    solution: Path,
+    parts: int,
+    no_lost: NoLost,
+    competition: Competition,
+    limits: Limits,
 ) -> ScoreResult | None:
     """Score two CSV files part by part, in memory bounded by one part (and the per-user
     table). None when either file needs the careful whole-file reader (lenient bytes, long
@@ -88,7 +97,9 @@ def score_in_parts(
     def score_part(lost: Solution, entry: Table) -> tuple[pl.DataFrame, int, bool]:
         return per_user(check_against(entry, lost), lost, no_lost), ignored(lost), lost.has_split
 
-    done = _in_parts(submission, solution, SOLUTION, parts, limits, solution_of, score_part)
+    done = _in_parts(
+        submission, solution, Role.SOLUTION, competition, parts, limits, solution_of, score_part
+    )
     if done is None:
         return None
     users = pl.concat([frame for frame, _, _ in done]).sort("user_id")
@@ -97,30 +108,38 @@ def score_in_parts(
         per_user=users,
         no_lost=no_lost,
         ignored=sum(left_out for _, left_out, _ in done),
+        competition=competition,
+        parts=parts,
     )
 
 
 def validate_in_parts(
-    submission: Path, truth: Path, spec: Spec, parts: int, limits: Limits
+    submission: Path,
+    truth: Path,
+    role: Role,
+    parts: int,
+    competition: Competition,
+    limits: Limits,
 ) -> int | None:
-    """Check a CSV submission against a CSV targets file (`spec` TARGETS) or solution
-    (SOLUTION) part by part; the number of rows checked, or None as `score_in_parts`."""
+    """Check a CSV submission against a CSV targets file or solution (`role`) part by part;
+    the number of rows checked, or None as `score_in_parts`."""
 
     def users_of(table: Table) -> pl.Series:
-        return solution_of(table).targets if spec is SOLUTION else targets_of(table)
+        return solution_of(table).targets if role is Role.SOLUTION else targets_of(table)
 
     def check_part(users: pl.Series, entry: Table) -> int:
         check_submission(entry, users)
         return entry.frame.height
 
-    done = _in_parts(submission, truth, spec, parts, limits, users_of, check_part)
+    done = _in_parts(submission, truth, role, competition, parts, limits, users_of, check_part)
     return None if done is None else sum(done)
 
 
 def _in_parts(
     submission: Path,
     truth: Path,
-    spec: Spec,
+    role: Role,
+    competition: Competition,
     parts: int,
     limits: Limits,
     read: Callable[[Table], T],
@@ -130,11 +149,18 @@ def _in_parts(
     submission's against it. Problems of every part are reported together, the organiser's
     first and alone (as when the files are read whole). Returns what `check` gave for each
     part, or None when a file needs the whole-file reader."""
+    spec = spec_of(role, competition)
     with tempfile.TemporaryDirectory(prefix="scorer-parts-") as folder:
         host = _split(truth, spec, parts, Path(folder) / "truth", limits)
         if host is None or len(set(spec.of_kind("stage")) & set(host.header)) > 1:
             return None  # two split columns: one problem of the file, not one a part
-        entry = _split(submission, SUBMISSION, parts, Path(folder) / "submission", limits)
+        entry = _split(
+            submission,
+            spec_of(Role.SUBMISSION, competition),
+            parts,
+            Path(folder) / "submission",
+            limits,
+        )
         if entry is None:
             return None
         broken: list[Problem] = []
@@ -166,12 +192,12 @@ def _split(source: Path, spec: Spec, parts: int, folder: Path, limits: Limits) -
     file = describe(source)
     try:
         kind, content = open_path(source, file, limits)
-        if kind != "csv" or (spec is SUBMISSION and is_wide(source, limits)):
+        if kind != "csv" or is_wide(peek_header(source, limits) or [], spec):
             return None
         text = scan_text(file, content, limits)
         check_header(file, text.header, list(spec.required), list(spec.optional))
     except Rejected as exc:
-        if spec is SOLUTION:
+        if spec.role != Role.SUBMISSION:
             raise HostError(spec.role, exc.report) from None
         raise SubmissionError(exc.report) from None
     if text.lenient or text.long_count or text.rows == 0:
@@ -187,7 +213,7 @@ def _split(source: Path, spec: Spec, parts: int, folder: Path, limits: Limits) -
                 row_index_name="line",
                 row_index_offset=2,
             )
-            .with_columns(_part=pl.col("user_id") % parts)
+            .with_columns(_part=pl.col(spec.user) % parts)
             .sink_parquet(pl.PartitionBy(folder, key="_part", include_key=False))
         )
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException):

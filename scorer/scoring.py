@@ -14,28 +14,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scorer.cells import K
+from scorer.competition import LOST_ITEMS, Competition, Metric, Split, Stage
 from scorer.contract import Solution
 from scorer.errors import UsageError
 from scorer.metrics import discounts
 
-#: The leaderboard metric; the others are diagnostics reported beside it.
-PRIMARY = "ndcg"
-
-#: Per-user metric columns, in report order, with the names reports give them.
-METRICS: Mapping[str, str] = {
-    "ndcg": f"ndcg@{K}",
-    "recall": f"recall@{K}",
-    "precision": f"precision@{K}",
-    "hit_rate": f"hit_rate@{K}",
-    "mrr": f"mrr@{K}",
-    "map": f"map@{K}",
-}
-
-SPLITS = ("overall", "public", "private")
-
-#: 0..K: the possible numbers of hits, and of ranks.
-_RANGE = list(range(K + 1))
+#: Up to this k, a binary user's DCG and AP are looked up by the bit mask of its hit ranks
+#: (tables of 2**k entries: 8 MB each at k = 20); above it they are added up rank by rank,
+#: in the same order, so both give the same bits.
+MASK_MAX_K = 20
 
 
 class NoLost(StrEnum):
@@ -71,39 +58,49 @@ class SplitScore:
     mrr: float
     map: float
 
-    def to_dict(self) -> dict[str, float | int]:
-        return {"users": self.users, **{METRICS[m]: getattr(self, m) for m in METRICS}}
+    def value(self, metric: Metric | str) -> float:
+        return float(getattr(self, Metric(metric).value))
+
+    def to_dict(self, competition: Competition = LOST_ITEMS) -> dict[str, float | int]:
+        """The users and every metric, named as reports name them (`ndcg@20`)."""
+        labels = competition.labels
+        return {"users": self.users, **{labels[m]: self.value(m) for m in Metric}}
 
 
 @dataclass(frozen=True)
 class ScoreResult:
-    """Scores of one submission: `overall`, `public` and `private` are NDCG@20 (None where the
-    solution has no such split); `splits` has every metric; `per_user` one row a scored user."""
+    """Scores of one submission: `overall`, `public` and `private` are the competition's
+    metric (None where the solution has no such split); `splits` has every metric;
+    `per_user` one row a scored user."""
 
-    splits: Mapping[str, SplitScore | None]
+    splits: Mapping[Split, SplitScore | None]
     per_user: pl.DataFrame
     no_lost: NoLost
     ignored: int
+    competition: Competition = LOST_ITEMS
+    #: How many parts the files were scored in (1: whole).
+    parts: int = 1
 
     @property
     def overall(self) -> float:
-        split = self.splits["overall"]
-        return split.ndcg if split else 0.0
+        split = self.splits[Split.OVERALL]
+        return split.value(self.competition.metric) if split else 0.0
 
     @property
     def public(self) -> float | None:
-        split = self.splits["public"]
-        return split.ndcg if split else None
+        split = self.splits[Split.PUBLIC]
+        return split.value(self.competition.metric) if split else None
 
     @property
     def private(self) -> float | None:
-        split = self.splits["private"]
-        return split.ndcg if split else None
+        split = self.splits[Split.PRIVATE]
+        return split.value(self.competition.metric) if split else None
 
     def to_dict(self) -> dict[str, Any]:
+        competition = self.competition
         return {
-            "metric": METRICS[PRIMARY],
-            "k": K,
+            "metric": competition.label(competition.metric),
+            "k": competition.k,
             "overall": self.overall,
             "public": self.public,
             "private": self.private,
@@ -111,8 +108,9 @@ class ScoreResult:
                 **{s: (v.users if v else 0) for s, v in self.splits.items()},
                 "ignored": self.ignored,
             },
-            "metrics": {s: (v.to_dict() if v else None) for s, v in self.splits.items()},
+            "metrics": {s: (v.to_dict(competition) if v else None) for s, v in self.splits.items()},
             "no_lost": str(self.no_lost),
+            "parts": self.parts,
         }
 
 
@@ -123,14 +121,21 @@ def per_user(ranked: pl.DataFrame, solution: Solution, no_lost: NoLost) -> pl.Da
     Each user's sums are exact integers, or added in rank order, so the result is the same
     bit for bit whatever the order of rows or the number of threads.
     """
+    k = solution.competition.k
     packed = ranked.schema["pair"] == pl.Int64
     # Both sides sorted by pair: a merge join; its rows stay sorted by pair, so by user.
     # Eager steps: polars' lazy engine took twice as long over the same steps here.
     matched = ranked.join(solution.lost(packed).drop("user_id"), on="pair").with_columns(
         pl.col("user_id").set_sorted()
     )
-    hits = _graded_hits(matched) if solution.graded else _binary_hits(matched)
-    users = solution.users.filter(pl.col("stage").is_null() | (pl.col("stage") != "ignored"))
+    if solution.graded or k > MASK_MAX_K:
+        hits = _ordered_hits(matched, k)
+    else:
+        hits = _binary_hits(matched, k)
+    users = solution.users.filter(
+        pl.col("stage").is_null() | (pl.col("stage") != str(Stage.IGNORED))
+    )
+    every = list(range(k + 1))  # the possible numbers of hits, and of ranks
     if no_lost is NoLost.EXCLUDE:
         users = users.filter(pl.col("n_relevant") > 0)
     relevant = pl.col("n_relevant")
@@ -148,18 +153,18 @@ def per_user(ranked: pl.DataFrame, solution: Solution, no_lost: NoLost) -> pl.Da
             .otherwise(0.0)
             .alias("ndcg"),
             pl.when(relevant > 0).then(n_hits / relevant).otherwise(0.0).alias("recall"),
-            # Lookups of h / K and 1 / r computed in Python: polars may turn a division by a
+            # Lookups of h / k and 1 / r computed in Python: polars may turn a division by a
             # constant into a multiplication by its inverse, which rounds differently.
-            n_hits.replace_strict(_RANGE, [h / K for h in _RANGE], return_dtype=pl.Float64).alias(
+            n_hits.replace_strict(every, [h / k for h in every], return_dtype=pl.Float64).alias(
                 "precision"
             ),
             (n_hits > 0).cast(pl.Float64).alias("hit_rate"),
             pl.col("first")
-            .replace_strict(_RANGE, [0.0, *(1 / r for r in _RANGE[1:])], return_dtype=pl.Float64)
+            .replace_strict(every, [0.0, *(1 / r for r in every[1:])], return_dtype=pl.Float64)
             .fill_null(0.0)
             .alias("mrr"),
             pl.when(relevant > 0)
-            .then(pl.col("ap_sum").fill_null(0.0) / pl.min_horizontal(relevant, pl.lit(K)))
+            .then(pl.col("ap_sum").fill_null(0.0) / pl.min_horizontal(relevant, pl.lit(k)))
             .otherwise(0.0)
             .alias("map"),
         )
@@ -167,10 +172,10 @@ def per_user(ranked: pl.DataFrame, solution: Solution, no_lost: NoLost) -> pl.Da
     )
 
 
-def _binary_hits(matched: pl.DataFrame) -> pl.DataFrame:
+def _binary_hits(matched: pl.DataFrame, k: int) -> pl.DataFrame:
     """Per user, the ranks of its hits as one bit mask (an integer sum: exact in any order),
     then DCG and AP's numerator looked up by mask in tables built in rank order."""
-    dcg, ap = _mask_tables()
+    dcg, ap = _mask_tables(k)
     return (
         matched.with_columns(_rank_bit().alias("bit"))  # not in `agg`: there it runs per user
         .group_by("user_id")
@@ -197,15 +202,17 @@ def _rank_bit() -> pl.Expr:
 
 
 @cache
-def _mask_tables() -> tuple[np.ndarray, np.ndarray]:
+def _mask_tables(k: int) -> tuple[np.ndarray, np.ndarray]:
     """For every mask of hit ranks (bit r-1 for rank r): its DCG (gain 1 · discount, added in
     rank order) and AP's numerator (Σ over hit ranks r of hits up to r / r, in rank order).
     A mask's highest rank is added last: table[m] = table[m without it] + its term."""
-    disc = discounts(K)
-    dcg = np.zeros(1 << K)
-    ap = np.zeros(1 << K)
-    found = np.zeros(1 << K, dtype=np.int64)
-    for r in range(K):  # 20 ranks, each filling the masks whose highest hit it is
+    if k > MASK_MAX_K:
+        raise ValueError(f"k = {k}: mask tables are for k <= {MASK_MAX_K}")
+    disc = discounts(k)
+    dcg = np.zeros(1 << k)
+    ap = np.zeros(1 << k)
+    found = np.zeros(1 << k, dtype=np.int64)
+    for r in range(k):  # k ranks, each filling the masks whose highest hit it is
         low, high = 1 << r, 1 << (r + 1)
         dcg[low:high] = dcg[:low] + disc[r]
         found[low:high] = found[:low] + 1
@@ -213,15 +220,15 @@ def _mask_tables() -> tuple[np.ndarray, np.ndarray]:
     return dcg, ap
 
 
-def _graded_hits(matched: pl.DataFrame) -> pl.DataFrame:
-    """Per user, DCG and AP's numerator of its hits added one by one in rank order (graded
-    relevance: a gain per grade, so no mask table)."""
+def _ordered_hits(matched: pl.DataFrame, k: int) -> pl.DataFrame:
+    """Per user, DCG and AP's numerator of its hits added one by one in rank order: graded
+    relevance (a gain per grade), or lists too long for mask tables."""
     return (
         matched.select("user_id", "rank", "grade")
         .sort("user_id", "rank")
         .group_by("user_id", maintain_order=True)
         .agg(
-            _ordered_dcg("rank").alias("dcg"),
+            _ordered_dcg("rank", k).alias("dcg"),
             pl.len().cast(pl.Int64).alias("hits"),
             pl.col("rank").first().alias("first"),
             # precision at each hit's rank, added in rank order: AP's numerator
@@ -230,11 +237,11 @@ def _graded_hits(matched: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _ordered_dcg(position: str) -> pl.Expr:
+def _ordered_dcg(position: str, k: int) -> pl.Expr:
     """Inside a group sorted by `position`: Σ gain(grade) · discount(position), added in
-    position order (a cumulative sum is sequential by definition), for positions 1..K."""
+    position order (a cumulative sum is sequential by definition), for positions 1..k."""
     contrib = (pl.lit(2.0).pow(pl.col("grade")) - 1.0) * pl.col(position).replace_strict(
-        list(range(1, K + 1)), discounts(K), return_dtype=pl.Float64
+        list(range(1, k + 1)), discounts(k), return_dtype=pl.Float64
     )
     return contrib.cum_sum().last()
 
@@ -242,13 +249,14 @@ def _ordered_dcg(position: str) -> pl.Expr:
 def _idcg(solution: Solution) -> pl.DataFrame:
     """IDCG@K per user, added in position order exactly as DCG is, so a perfect ranking scores
     1.0 to the bit. Binary grades: the running sum of the discounts, looked up by the number of
-    lost pairs (at most K). Graded: each user's grades, highest first."""
+    lost pairs (at most k). Graded: each user's grades, highest first."""
+    k = solution.competition.k
     if not solution.graded:
         lookup = pl.DataFrame(
-            {"n": range(K + 1), "idcg": list(accumulate(discounts(K), initial=0.0))}
+            {"n": range(k + 1), "idcg": list(accumulate(discounts(k), initial=0.0))}
         )
         return (
-            solution.users.select("user_id", pl.min_horizontal("n_relevant", pl.lit(K)).alias("n"))
+            solution.users.select("user_id", pl.min_horizontal("n_relevant", pl.lit(k)).alias("n"))
             .join(lookup, on="n", how="left")
             .select("user_id", "idcg")
         )
@@ -257,10 +265,10 @@ def _idcg(solution: Solution) -> pl.DataFrame:
         .select("user_id", "grade")
         .sort("user_id", pl.col("grade"), descending=[False, True])
         .group_by("user_id", maintain_order=True)
-        .agg(pl.col("grade").head(K), pl.int_range(1, pl.len() + 1).head(K).alias("position"))
+        .agg(pl.col("grade").head(k), pl.int_range(1, pl.len() + 1).head(k).alias("position"))
         .explode("grade", "position")
         .group_by("user_id", maintain_order=True)
-        .agg(_ordered_dcg("position").alias("idcg"))
+        .agg(_ordered_dcg("position", k).alias("idcg"))
     )
     return (
         solution.users.lazy()
@@ -273,25 +281,29 @@ def _idcg(solution: Solution) -> pl.DataFrame:
 
 def ignored(solution: Solution) -> int:
     """How many target users the solution leaves out of every split ('ignored' stage)."""
-    return int(solution.users.select((pl.col("stage") == "ignored").sum()).item() or 0)
+    return int(solution.users.select((pl.col("stage") == str(Stage.IGNORED)).sum()).item() or 0)
 
 
-def aggregate(per_user_frame: pl.DataFrame, has_split: bool) -> dict[str, SplitScore | None]:
+def aggregate(per_user_frame: pl.DataFrame, has_split: bool) -> dict[Split, SplitScore | None]:
     """Mean of each metric per split: each sum exact, then rounded once (as `math.fsum`
     rounds), so the same bits whatever the order of users. A split with no users, or any
     split without a split column, is None."""
     stage = pl.col("stage")
     codes = per_user_frame.select(
-        pl.when(stage == "public").then(0).when(stage == "private").then(1).otherwise(2)
+        pl.when(stage == str(Stage.PUBLIC))
+        .then(0)
+        .when(stage == str(Stage.PRIVATE))
+        .then(1)
+        .otherwise(2)
     )
     code = codes.to_series().to_numpy().astype(np.int64)
     counts = np.bincount(code, minlength=3)
-    sums = {m: _exact_sums(per_user_frame.get_column(m).to_numpy(), code) for m in METRICS}
-    splits: dict[str, SplitScore | None] = {}
-    for split, parts in (("overall", [0, 1, 2]), ("public", [0]), ("private", [1])):
-        n = int(counts[parts].sum()) if split == "overall" or has_split else 0
+    sums = {m: _exact_sums(per_user_frame.get_column(m).to_numpy(), code) for m in Metric}
+    splits: dict[Split, SplitScore | None] = {}
+    for split, parts in ((Split.OVERALL, [0, 1, 2]), (Split.PUBLIC, [0]), (Split.PRIVATE, [1])):
+        n = int(counts[parts].sum()) if split is Split.OVERALL or has_split else 0
         splits[split] = (
-            SplitScore(users=n, **{m: float(sum(sums[m][parts])) / n for m in METRICS})
+            SplitScore(users=n, **{m.value: float(sum(sums[m][parts])) / n for m in Metric})
             if n
             else None
         )

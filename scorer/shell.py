@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
 from polars.exceptions import PanicException
 
+from scorer.competition import LOST_ITEMS, Competition
 from scorer.errors import ScorerError
 
 #: Exit codes, stable for automation.
@@ -17,6 +19,19 @@ OK, REJECTED, HOST, INTERRUPTED = 0, 1, 2, 130
 T = TypeVar("T")
 
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+
+CompetitionFile = Annotated[
+    Path | None,
+    typer.Option(
+        help="The competition's rules, a TOML file (k, metric, columns, row rule); "
+        "default: lost items, NDCG@20.",
+    ),
+]
+
+
+def competition_of(path: Path | None) -> Competition:
+    """The competition a `--competition` file describes, or lost items without one."""
+    return LOST_ITEMS if path is None else Competition.load(path)
 
 
 def guarded(as_json: bool, action: Callable[[], T], interrupted: str | None = None) -> T:

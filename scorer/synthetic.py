@@ -7,7 +7,10 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from scorer.cells import K
+from scorer.competition import LOST_ITEMS
+
+#: The demo and the synthetic competitions are lost items: 20 ranked editions a user.
+K = LOST_ITEMS.k
 
 #: Users drawn from one random stream. Block b of a seed is the same whatever the size of the
 #: competition, so a large competition can be written in parts of whole blocks (`offset`).

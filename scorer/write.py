@@ -13,7 +13,7 @@ from typing import IO, Literal, cast
 import polars as pl
 
 from scorer.errors import UsageError
-from scorer.io import kind_of
+from scorer.read import kind_of
 
 
 def output_kind(path: Path) -> Literal["csv", "csv.gz", "parquet"]:

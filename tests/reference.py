@@ -2,13 +2,16 @@
 
 Everything here is written from the specification (issues 2 and 3), not from `scorer`'s code:
 discounts are ln 2 / ln(r + 1) in 40-digit decimals, every other quantity is an exact fraction,
-and a result becomes a float only at the very end.
+and a result becomes a float only at the very end. A competition's rules (k, metric, row rule,
+column names, split values) are a `Rules` value of its own here, read apart from scorer's spec;
+`score` and `problems` default to those of lost items.
 """
 
 from __future__ import annotations
 
 import csv
 import re
+import tomllib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -121,6 +124,76 @@ def ranked_by_scores(y_true: Sequence[int], y_score: Sequence[float]) -> list[in
 
 Row = Mapping[str, str]
 
+#: The row rules: every target user has exactly k ranked items, or 0..k of them.
+ROW_RULES = ("exactly", "at_most")
+
+#: The largest k a competition may have.
+MAX_K = 100
+
+
+@dataclass(frozen=True)
+class Rules:
+    """One competition's rules as the reference reads them; the defaults are lost items'.
+
+    `k` ranked positions a user; `metric` ranks the leaderboard (every metric is computed);
+    `rows` is "exactly" (k items a user) or "at_most" (0..k: an empty list in the wide layout,
+    1..k rows in the long one, where a missing rank is an empty position). Files name their
+    columns `user`, `item`, `rank` (long layout) and `list` (wide layout: one line a user,
+    items in rank order separated by single spaces); a solution names its users and items as
+    the submission does. The solution's split column is the first of `split_columns` it has;
+    its values name `public`, `private` and `ignored` users, compared without regard to case.
+    """
+
+    k: int = K
+    metric: str = "ndcg"
+    rows: str = "exactly"
+    user: str = "user_id"
+    item: str = "edition_id"
+    rank: str = "rank"
+    list: str = "edition_ids"
+    split_columns: tuple[str, ...] = ("stage", "Usage")
+    public: str = "public"
+    private: str = "private"
+    ignored: str = "ignored"
+
+    def __post_init__(self) -> None:
+        if type(self.k) is not int or not 1 <= self.k <= MAX_K:
+            raise ValueError(f"k = {self.k!r}; expected an integer 1..{MAX_K}")
+        if self.metric not in METRICS:
+            raise ValueError(f"metric = {self.metric!r}; expected one of {METRICS}")
+        if self.rows not in ROW_RULES:
+            raise ValueError(f"rows = {self.rows!r}; expected one of {ROW_RULES}")
+        if len({v.lower() for v in (self.public, self.private, self.ignored)}) != 3:
+            raise ValueError("the public, private and ignored values must differ")
+
+    @classmethod
+    def lost_items(cls) -> Rules:
+        """The first competition: NDCG@20, exactly 20 rows a user, user_id/edition_id/rank."""
+        return cls()
+
+    @classmethod
+    def load(cls, path: Path) -> Rules:
+        """The rules of a competition.toml: top-level k, metric and rows, a [columns] table
+        (user, item, rank, list) and a [splits] table (columns, public, private, ignored).
+        What is left out takes the defaults; keys the reference has no use for (name,
+        relevance, words) are skipped."""
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        columns = data.get("columns", {})
+        splits = data.get("splits", {})
+        values = {key: data[key] for key in ("k", "metric", "rows") if key in data}
+        values |= {key: columns[key] for key in ("user", "item", "rank", "list") if key in columns}
+        values |= {key: splits[key] for key in ("public", "private", "ignored") if key in splits}
+        if "columns" in splits:
+            values["split_columns"] = tuple(splits["columns"])
+        return cls(**values)
+
+    def stage(self, value: str) -> str:
+        """The stage a split cell names: "public", "private" or "ignored"."""
+        for stage in ("public", "private", "ignored"):
+            if value.lower() == getattr(self, stage).lower():
+                return stage
+        raise ValueError(f"split value {value!r}; expected {self.public}/{self.private}/...")
+
 
 @dataclass(frozen=True)
 class UserScore:
@@ -155,12 +228,20 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 
 def score(submission: Iterable[Row], solution: Iterable[Row], no_lost: str = "zero") -> Scores:
+    """Score a valid lost-items submission against a valid solution (see `score_rules`)."""
+    return score_rules(submission, solution, Rules.lost_items(), no_lost)
+
+
+def score_rules(
+    submission: Iterable[Row], solution: Iterable[Row], rules: Rules, no_lost: str = "zero"
+) -> Scores:
     """Score a valid submission against a valid solution, both as rows of text cells.
 
-    Solution: user_id, edition_id ('' for a user with no lost pairs), an optional split column
-    `stage` or `Usage` (public/private/ignored, any case) and an optional `grade` (0..10,
-    default 1). The lost pairs are those with grade > 0. `no_lost` is "zero" (a user without
-    lost pairs scores 0 and counts) or "exclude" (left out).
+    Submission: long (user, item, rank) or wide (user, list), told apart by the list column.
+    Solution: user, item ('' for a user with no lost items), an optional split column (the
+    first of `rules.split_columns` present) and an optional `grade` (0..10, default 1). The
+    lost items are those with grade > 0. `no_lost` is "zero" (a user without lost items scores
+    0 and counts) or "exclude" (left out).
     """
     if no_lost not in ("zero", "exclude"):
         raise ValueError(no_lost)
@@ -168,18 +249,16 @@ def score(submission: Iterable[Row], solution: Iterable[Row], no_lost: str = "ze
     grade_of: dict[int, dict[int, int]] = {}
     has_split = False
     for row in solution:
-        user = int(row["user_id"])
-        split = row.get("stage", row.get("Usage"))
+        user = int(row[rules.user])
+        split = next((row[c] for c in rules.split_columns if c in row), None)
         has_split = has_split or split is not None
-        stage_of[user] = None if split is None else split.lower()
+        stage_of[user] = None if split is None else rules.stage(split)
         grades = grade_of.setdefault(user, {})
-        if row["edition_id"] != "":
-            grades[int(row["edition_id"])] = int(row.get("grade") or 1)
+        if row[rules.item] != "":
+            grades[int(row[rules.item])] = int(row.get("grade") or 1)
 
-    ranked: dict[int, dict[int, int]] = {}
-    for row in submission:
-        ranked.setdefault(int(row["user_id"]), {})[int(row["rank"])] = int(row["edition_id"])
-
+    placed = positions(submission, rules)
+    k = rules.k
     users: dict[int, UserScore] = {}
     for user, stage in stage_of.items():
         if stage == "ignored":
@@ -188,20 +267,21 @@ def score(submission: Iterable[Row], solution: Iterable[Row], no_lost: str = "ze
         relevant = [g for g in truth.values() if g > 0]
         if not relevant and no_lost == "exclude":
             continue
-        by_rank = ranked[user]
-        grades = [truth.get(by_rank[r], 0) for r in sorted(by_rank)]
+        if user not in placed:
+            raise ValueError(f"user {user} has no row: not a valid submission")
+        grades = [0 if item is None else truth.get(item, 0) for item in placed[user]]
         n = len(relevant)
         users[user] = UserScore(
             user_id=user,
             stage=stage,
             n_relevant=n,
-            hits=sum(hits(grades, K)),
-            ndcg=ndcg(grades, K, relevant),
-            recall=float(recall(grades, K, n)),
-            precision=float(precision(grades, K)),
-            hit_rate=float(hit_rate(grades, K)),
-            mrr=float(reciprocal_rank(grades, K)),
-            map=float(average_precision(grades, K, n)),
+            hits=sum(hits(grades, k)),
+            ndcg=ndcg(grades, k, relevant),
+            recall=float(recall(grades, k, n)),
+            precision=float(precision(grades, k)),
+            hit_rate=float(hit_rate(grades, k)),
+            mrr=float(reciprocal_rank(grades, k)),
+            map=float(average_precision(grades, k, n)),
         )
 
     splits: dict[str, dict[str, float] | None] = {"overall": _means(list(users.values()))}
@@ -210,6 +290,33 @@ def score(submission: Iterable[Row], solution: Iterable[Row], no_lost: str = "ze
         splits[split] = _means(part) if has_split else None
     ignored = sum(1 for s in stage_of.values() if s == "ignored")
     return Scores(users=users, splits=splits, ignored=ignored)
+
+
+def positions(submission: Iterable[Row], rules: Rules) -> dict[int, list[int | None]]:
+    """Each user's items at positions 1, 2, ... (None for an empty position), at most k.
+
+    Wide row (it has the list column): the items in the order written, '' for none. Long
+    rows: the item at each rank 1..k; a rank nobody took is an empty position.
+    """
+    by_rank: dict[int, dict[int, int]] = {}
+    placed: dict[int, list[int | None]] = {}
+    for row in submission:
+        user = int(row[rules.user])
+        if rules.list in row:
+            cell = row[rules.list]
+            placed[user] = [int(item) for item in cell.split(" ")][: rules.k] if cell else []
+        else:
+            by_rank.setdefault(user, {})[int(row[rules.rank])] = int(row[rules.item])
+    for user, items in by_rank.items():
+        last = max((r for r in items if r <= rules.k), default=0)
+        placed[user] = [items.get(r) for r in range(1, last + 1)]
+    return placed
+
+
+def primary(scores: Scores, rules: Rules, split: str = "overall") -> float | None:
+    """The leaderboard number: the mean of the competition's metric over a split."""
+    means = scores.splits[split]
+    return None if means is None else means[rules.metric]
 
 
 def _means(users: list[UserScore]) -> dict[str, float] | None:
@@ -226,6 +333,7 @@ def _means(users: list[UserScore]) -> dict[str, float] | None:
 # The submission rules
 # ---------------------------------------------------------------------------------------------
 
+#: Lost items' submission columns; another competition's are its rules' user, item and rank.
 SUBMISSION_COLUMNS = ("user_id", "edition_id", "rank")
 
 
@@ -237,9 +345,9 @@ def _id(cell: str) -> int | None:
     return value if value <= _INT64_MAX else None
 
 
-def _rank(cell: str) -> int | None:
+def _rank(cell: str, k: int = K) -> int | None:
     value = _id(cell)
-    return value if value is not None and 1 <= value <= K else None
+    return value if value is not None and 1 <= value <= k else None
 
 
 def _unquote(cell: str) -> str:
@@ -248,27 +356,31 @@ def _unquote(cell: str) -> str:
     return cell
 
 
-def problems(text: str, targets: Iterable[int]) -> Counter[str]:
-    """The problems of a submission's CSV text (no quoted commas or newlines), as counts a
-    code. Counting: one a bad cell or a bad line; one a repeated row (a user's rank or edition
-    seen before); one a user for row count, missing and unknown users.
+def problems(text: str, targets: Iterable[int], rules: Rules | None = None) -> Counter[str]:
+    """The problems of a long-layout submission's CSV text (no quoted commas or newlines), as
+    counts a code, under `rules` (lost items' by default): columns user, item and rank, ranks
+    1..k, and exactly k rows a user, or 1..k for "at_most" (a user without rows is missing).
+    Counting: one a bad cell or a bad line; one a repeated row (a user's rank or edition seen
+    before); one a user for row count, missing and unknown users.
 
     A line with the wrong number of fields is judged no further. A bad cell is left out of
-    the rules that need it: a row with a bad user_id belongs to no user; a row with a bad rank
+    the rules that need it: a row with a bad user id belongs to no user; a row with a bad rank
     still counts towards its user's rows but not in the repeated-rank rule; likewise a bad
-    edition_id. Blank lines are skipped; line numbers do not matter here.
+    item id. Blank lines are skipped; line numbers do not matter here.
     """
     lines = text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
     header = [_unquote(c.strip()) for c in lines[0].split(",")]
+    rules = Rules.lost_items() if rules is None else rules
+    columns = (rules.user, rules.item, rules.rank)
     found: Counter[str] = Counter()
-    for name in SUBMISSION_COLUMNS:
+    for name in columns:
         if name not in header:
             found["missing_column"] += 1
     seen: set[str] = set()
     for name in header:
         if name in seen:
             found["duplicate_column"] += 1
-        elif name not in SUBMISSION_COLUMNS:
+        elif name not in columns:
             found["unknown_column"] += 1
         seen.add(name)
     if found:
@@ -288,9 +400,9 @@ def problems(text: str, targets: Iterable[int]) -> Counter[str]:
             found["field_count"] += 1
             continue
         cell = dict(zip(header, (_unquote(f) for f in fields), strict=True))
-        user = _id(cell["user_id"])
-        edition = _id(cell["edition_id"])
-        rank = _rank(cell["rank"])
+        user = _id(cell[rules.user])
+        edition = _id(cell[rules.item])
+        rank = _rank(cell[rules.rank], rules.k)
         found["invalid_id"] += (user is None) + (edition is None)
         found["invalid_rank"] += rank is None
         if user is None:
@@ -307,12 +419,13 @@ def problems(text: str, targets: Iterable[int]) -> Counter[str]:
             if (user, edition) in editions_seen:
                 found["duplicate_edition"] += 1
             editions_seen.add((user, edition))
-    found["wrong_row_count"] += sum(1 for n in rows.values() if n != K)
+    allowed = range(rules.k, rules.k + 1) if rules.rows == "exactly" else range(1, rules.k + 1)
+    found["wrong_row_count"] += sum(1 for n in rows.values() if n not in allowed)
     found["missing_user"] += len(wanted - set(rows))
     found["unknown_user"] += len(unknown)
     return +found  # drop zero counts
 
 
-def codes(text: str, targets: Iterable[int]) -> set[str]:
+def codes(text: str, targets: Iterable[int], rules: Rules | None = None) -> set[str]:
     """The set of problem codes of a submission's CSV text; empty when it is valid."""
-    return set(problems(text, targets))
+    return set(problems(text, targets, rules))

@@ -20,10 +20,12 @@ from typer.testing import CliRunner
 import scorer
 from scorer.adapters import codabench, evalai, kaggle
 from scorer.cli import app
+from scorer.competition import Metric
 from scorer.errors import SubmissionError
-from scorer.scoring import METRICS
+from scorer.read import to_wide
 from scorer.synthetic import Competition, make_competition
-from scorer.wide import to_wide
+
+METRICS = [str(m) for m in Metric]
 
 runner = CliRunner()
 
@@ -257,7 +259,7 @@ def evalai_files(comp: Competition, tmp_path_factory: pytest.TempPathFactory) ->
 
 def labels(split: scorer.SplitScore | None) -> dict[str, float]:
     assert split is not None
-    return {name: getattr(split, metric) for metric, name in METRICS.items()}
+    return {f"{metric}@20": getattr(split, metric) for metric in METRICS}
 
 
 def test_evalai_test_phase_returns_both_splits(

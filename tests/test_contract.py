@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import scorer
 from scorer import Code, HostError, Report, SubmissionError
+from scorer.competition import LOST_ITEMS
 from scorer.contract import _passes_screen, _row_problems, read_submission
 from scorer.errors import STRUCTURAL
 from scorer.keys import keyed, packable, ranked
@@ -563,10 +564,10 @@ def test_validate_agrees_with_the_reference(
                 detailed = [p for p in _row_problems(read, users) if p.count]
                 for packed in {packable(read.frame), False}:  # both key forms
                     for rows in (
-                        ranked(read.frame, packed),
+                        ranked(read.frame, packed, LOST_ITEMS.rank_bits),
                         keyed(read.frame, "rank", packed=packed),
                     ):
-                        assert _passes_screen(rows, users) == (not detailed)
+                        assert _passes_screen(rows, users, LOST_ITEMS) == (not detailed)
     if table is not None:
         columns = content.split("\r\n" if "\r\n" in content else "\n", 1)[0].split(",")
         frame = pl.DataFrame(table, schema=dict.fromkeys(columns, pl.String), orient="row")

@@ -6,7 +6,10 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorer.keys import EDITION_BITS, RANK_BITS, keyed, packable, ranked, repeats
+from scorer.competition import LOST_ITEMS
+from scorer.keys import EDITION_BITS, keyed, packable, ranked, repeats
+
+RANK_BITS = LOST_ITEMS.rank_bits
 
 #: The largest user_id whose rank still fits in the key's low bits, and the next one.
 ROOM = (1 << (63 - EDITION_BITS - RANK_BITS)) - 1
@@ -36,9 +39,15 @@ def unpacked(rows: pl.DataFrame) -> list[tuple[int, int, int]]:
 @settings(max_examples=150, deadline=None)
 @given(frame=st.one_of(frames(st.integers(0, 50)), frames(st.integers(ROOM - 3, 2**31 - 1))))
 def test_every_key_form_holds_the_same_rows_in_pair_order(frame: pl.DataFrame) -> None:
-    forms = [ranked(frame, False), keyed(frame, pl.col("rank").cast(pl.Int8), packed=False)]
+    forms = [
+        ranked(frame, False, RANK_BITS),
+        keyed(frame, pl.col("rank").cast(pl.Int8), packed=False),
+    ]
     if packable(frame):
-        forms += [ranked(frame, True), keyed(frame, pl.col("rank").cast(pl.Int8), packed=True)]
+        forms += [
+            ranked(frame, True, RANK_BITS),
+            keyed(frame, pl.col("rank").cast(pl.Int8), packed=True),
+        ]
     for rows in forms:
         assert unpacked(rows) == plain(frame)
         users = rows.get_column("user_id")
@@ -52,5 +61,5 @@ def test_user_ids_past_2_to_the_26_keep_their_rank_beside_the_key() -> None:
     frame = pl.DataFrame(
         {"user_id": [ROOM + 1, ROOM], "edition_id": [7, 2**32 - 1], "rank": [20, 1]}
     )
-    rows = ranked(frame, True)
+    rows = ranked(frame, True, RANK_BITS)
     assert rows.select("user_id", "rank").rows() == [(ROOM, 1), (ROOM + 1, 20)]

@@ -20,9 +20,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from scorer import io
 from scorer.cli import app
-from scorer.io import Limits, _LineLengths, gunzip, scan_text
+from scorer.read import text as io
+from scorer.read.source import Limits, gunzip
+from scorer.read.text import _LineLengths, scan_text
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 SOLUTION = str(CORPUS / "solution.csv")

@@ -10,12 +10,23 @@ import pytest
 from typer.testing import CliRunner
 
 import scorer
-from scorer.cells import K
 from scorer.cli import app
-from scorer.contract import read_submission
+from scorer.competition import LOST_ITEMS
+from scorer.contract import Role, read_submission, spec_of
 from scorer.errors import SubmissionError
+from scorer.read import DEFAULT_LIMITS, TableLike, to_wide
+from scorer.read.source import peek_header
+from scorer.read.wide import is_wide as header_is_wide
 from scorer.synthetic import Competition, make_competition
-from scorer.wide import is_wide, read_wide, to_wide
+
+K = LOST_ITEMS.k
+
+
+def is_wide(source: TableLike) -> bool:
+    """Whether the read layer takes a submission for wide, from its header alone."""
+    header = peek_header(source, DEFAULT_LIMITS)
+    return header is not None and header_is_wide(header, spec_of(Role.SUBMISSION))
+
 
 runner = CliRunner()
 
@@ -96,14 +107,14 @@ def test_list_columns_are_read_as_lists(comp: Competition, files: dict[str, Path
 
 
 def test_the_table_has_line_position_and_rank(files: dict[str, Path]) -> None:
-    table = read_wide(files["csv"])
+    table = read_submission(files["csv"])
     assert table.frame.columns == ["line", "user_id", "edition_id", "rank", "position"]
     assert table.frame.height == 1000 * K
     first = table.frame.filter(pl.col("line") == 2)
     assert first.get_column("position").to_list() == list(range(1, K + 1))
     assert first.get_column("rank").to_list() == list(range(1, K + 1))
     assert table.unit == "line"
-    assert read_wide(files["parquet"]).unit == "row"
+    assert read_submission(files["parquet"]).unit == "row"
 
 
 def test_to_wide_keeps_rank_order() -> None:

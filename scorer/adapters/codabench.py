@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scorer.api import score as score_submission
+from scorer.competition import Metric, Split
 from scorer.errors import Code, HostError, ScorerError, SubmissionError, single
-from scorer.io import kind_of
-from scorer.scoring import METRICS, PRIMARY, ScoreResult
+from scorer.read import kind_of
+from scorer.scoring import ScoreResult
 from scorer.write import write_text
 
 #: The file CodaBench reads the leaderboard's numbers from.
@@ -47,13 +48,16 @@ def column_key(split: str, metric: str) -> str:
 def leaderboard_scores(result: ScoreResult) -> dict[str, float]:
     """Every metric of every split the solution has, keyed as the leaderboard columns are;
     the primary column first. A solution without a split gives the `overall_*` keys only."""
-    splits = [s for s in ("public", "private") if result.splits[s] is not None] or ["overall"]
+    splits = [s for s in (Split.PUBLIC, Split.PRIVATE) if result.splits[s] is not None] or [
+        Split.OVERALL
+    ]
+    primary = result.competition.metric
     scores: dict[str, float] = {}
-    for metric in (PRIMARY, *[m for m in METRICS if m != PRIMARY]):
+    for metric in (primary, *[m for m in Metric if m != primary]):
         for split in splits:
             values = result.splits[split]
             if values is not None:
-                scores[column_key(split, metric)] = float(getattr(values, metric))
+                scores[column_key(split, metric)] = values.value(metric)
     return scores
 
 
@@ -126,13 +130,13 @@ def _one_file(folder: Path, role: str) -> Path:
 def _public_table(result: ScoreResult) -> str:
     """The participant-safe numbers: the public split (or the only split there is). Private
     scores stay in `scores.json`, whose columns the leaderboard hides until the end."""
-    split = "public" if result.splits["public"] is not None else "overall"
+    split = Split.PUBLIC if result.splits[Split.PUBLIC] is not None else Split.OVERALL
     values = result.splits[split]
     if values is None:  # pragma: no cover - a scored solution has at least one user
         return "<p>No users were scored.</p>"
     rows = "".join(
-        f"<tr><td>{html.escape(name)}</td><td>{getattr(values, metric):.6f}</td></tr>"
-        for metric, name in METRICS.items()
+        f"<tr><td>{html.escape(name)}</td><td>{values.value(metric):.6f}</td></tr>"
+        for metric, name in result.competition.labels.items()
     )
     note = (
         "<p>Private scores are computed too and stay hidden until the end of the competition.</p>"
@@ -156,9 +160,9 @@ def _page(title: str, body: str) -> str:
 def summary(outcome: Outcome) -> str:
     """One line for the scoring log, which participants may see: the public numbers only."""
     result = outcome.result
-    split = "public" if result.splits["public"] is not None else "overall"
+    split = Split.PUBLIC if result.splits[Split.PUBLIC] is not None else Split.OVERALL
     values = result.splits[split]
     users = values.users if values is not None else 0
-    return (
-        f"scored: {split} {METRICS[PRIMARY]} {getattr(values, PRIMARY, 0.0):.6f} ({users:,} users)"
-    )
+    metric = result.competition.metric
+    score = values.value(metric) if values is not None else 0.0
+    return f"scored: {split} {result.competition.label(metric)} {score:.6f} ({users:,} users)"

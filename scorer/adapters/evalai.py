@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from scorer.api import score
+from scorer.competition import Split
 from scorer.errors import ScorerError, SubmissionError, UsageError
-from scorer.scoring import METRICS, SPLITS, ScoreResult, SplitScore
+from scorer.scoring import ScoreResult, SplitScore
 
 log = logging.getLogger(__name__)
 
@@ -71,12 +72,12 @@ def evaluate(
 
 
 def _metrics(result: ScoreResult, split: str) -> dict[str, float]:
-    if split not in SPLITS:
-        raise UsageError(f"split {split!r}; expected one of {', '.join(SPLITS)}")
-    values: SplitScore | None = result.splits[split]
+    if split not in tuple(Split):
+        raise UsageError(f"split {split!r}; expected one of {', '.join(Split)}")
+    values: SplitScore | None = result.splits[Split(split)]
     if values is None:
         raise UsageError(
             f"the solution has no {split} split (it needs a stage or Usage column); map the "
             "phase to 'overall' instead"
         )
-    return {name: float(getattr(values, metric)) for metric, name in METRICS.items()}
+    return {name: values.value(metric) for metric, name in result.competition.labels.items()}

@@ -19,16 +19,16 @@ import pandas as pd
 import polars as pl
 
 from scorer.api import score as score_submission
+from scorer.competition import LOST_ITEMS
 from scorer.contract import Solution, read_solution
-from scorer.errors import HostError, Report, ScorerError, SubmissionError
-from scorer.io import DEFAULT_LIMITS, Limits, Rejected
-from scorer.wide import IDS, read_wide
+from scorer.errors import ScorerError, SubmissionError
+from scorer.read import DEFAULT_LIMITS, Limits
+
+#: The list column of both wide frames.
+IDS = LOST_ITEMS.columns.list
 
 #: The name Kaggle's participants know their file by, in the headline of a report.
 SUBMISSION_NAME = "submission"
-
-#: The split columns a solution may keep when it is used outside Kaggle (Kaggle drops `Usage`).
-SPLIT_COLUMNS = ("Usage", "stage")
 
 
 class ParticipantVisibleError(Exception):
@@ -77,14 +77,7 @@ def read_wide_solution(
 ) -> Solution:
     """A wide solution (user_id, edition_ids with the lost ids separated by spaces or empty,
     and optionally `Usage` or `stage`) as the scorer's `Solution`; a `HostError` if broken."""
-    try:
-        table = read_wide(solution, limits, optional=SPLIT_COLUMNS)
-    except Rejected as exc:
-        raise HostError("solution", exc.report) from None
-    if table.problems:
-        raise HostError("solution", Report.of(table.file, table.problems))
-    keep = [c for c in SPLIT_COLUMNS if c in table.frame.columns]
-    return read_solution(table.frame.select("user_id", "edition_id", *keep), limits)
+    return read_solution(solution, limits)
 
 
 def kaggle_solution(solution: pl.DataFrame) -> pl.DataFrame:

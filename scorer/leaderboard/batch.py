@@ -16,12 +16,12 @@ import polars as pl
 
 from scorer import __version__
 from scorer.api import score as score_submission
-from scorer.cells import K
+from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import Solution, read_solution
 from scorer.errors import SubmissionError, UsageError
-from scorer.io import DEFAULT_LIMITS, Limits
 from scorer.leaderboard.manifest import Submission, read_log
 from scorer.leaderboard.store import SPLITS, STAGE_CODES, Fingerprint, Store
+from scorer.read import DEFAULT_LIMITS, Limits
 from scorer.scoring import NoLost
 
 #: Called once before the first submission (done = 0, outcome None), then after each one.
@@ -81,10 +81,16 @@ class BatchResult:
         }
 
 
-def config_of(no_lost: NoLost, limits: Limits) -> str:
-    """Every option that can change a score or a verdict, as stable JSON (part of the key)."""
+def config_of(no_lost: NoLost, limits: Limits, competition: Competition = LOST_ITEMS) -> str:
+    """Every option that can change a score or a verdict, the competition's rules included,
+    as stable JSON (part of the key)."""
     return json.dumps(
-        {"k": K, "no_lost": str(no_lost), "limits": dataclasses.asdict(limits)}, sort_keys=True
+        {
+            "competition": competition.to_dict(),
+            "no_lost": str(no_lost),
+            "limits": dataclasses.asdict(limits),
+        },
+        sort_keys=True,
     )
 
 
@@ -105,6 +111,7 @@ def score_log(
     solution: Path,
     db: Path,
     *,
+    competition: Competition = LOST_ITEMS,
     no_lost: NoLost | str = NoLost.ZERO,
     limits: Limits = DEFAULT_LIMITS,
     progress: Progress | None = None,
@@ -113,7 +120,13 @@ def score_log(
     entries = read_log(log)
     with Store(db) as store:
         return score_entries(
-            entries, solution, store, no_lost=no_lost, limits=limits, progress=progress
+            entries,
+            solution,
+            store,
+            competition=competition,
+            no_lost=no_lost,
+            limits=limits,
+            progress=progress,
         )
 
 
@@ -122,6 +135,7 @@ def score_entries(
     solution: Path,
     store: Store,
     *,
+    competition: Competition = LOST_ITEMS,
     no_lost: NoLost | str = NoLost.ZERO,
     limits: Limits = DEFAULT_LIMITS,
     progress: Progress | None = None,
@@ -131,8 +145,8 @@ def score_entries(
     as rejected (the participant's problem) or failed (a scorer bug) and the batch goes on.
     A broken solution stops it before any submission is touched (`HostError`)."""
     policy = NoLost.of(no_lost)
-    truth = _Truth(solution, limits, store)
-    fingerprint = Fingerprint(truth.digest, __version__, config_of(policy, limits))
+    truth = _Truth(solution, competition, limits, store)
+    fingerprint = Fingerprint(truth.digest, __version__, config_of(policy, limits, competition))
     if not store.has_solution(truth.digest):
         truth.load()  # a new solution: check it before anything is recorded under its hash
     run, removed = store.sync(entries, fingerprint)
@@ -152,13 +166,14 @@ def score_entries(
 class _Truth:
     """The solution, hashed at once but read only when a submission needs scoring."""
 
-    def __init__(self, path: Path, limits: Limits, store: Store) -> None:
+    def __init__(self, path: Path, competition: Competition, limits: Limits, store: Store) -> None:
         self.path = path
+        self.competition = competition
         self.limits = limits
         self.store = store
         digest = file_hash(path, limits)
         if digest is None:
-            read_solution(path, limits)  # raises the scorer's own HostError for the file
+            read_solution(path, limits, competition=competition)  # the file's own HostError
             raise UsageError(f"{path}: the solution file cannot be read")
         self.digest = digest
         self._solution: Solution | None = None
@@ -168,7 +183,7 @@ class _Truth:
     def load(self) -> tuple[Solution, np.ndarray, np.ndarray]:
         """The solution, its user ids (ascending) and their stage codes."""
         if self._solution is None or self._ids is None or self._stages is None:
-            solution = read_solution(self.path, self.limits)
+            solution = read_solution(self.path, self.limits, competition=self.competition)
             if not solution.has_split:
                 raise UsageError(
                     f"{self.path.name}: a leaderboard needs a public/private split; add a "
@@ -225,7 +240,7 @@ def _one(
     else:
         status, public = "scored", result.public
         scores = result.to_dict()
-        values = aligned(result.per_user, ids)
+        values = aligned(result.per_user, ids, str(result.competition.metric))
         per_user = {split: values[stages == STAGE_CODES[split]] for split in SPLITS}
     store.save(
         known.id,
@@ -240,10 +255,11 @@ def _one(
     return Outcome(entry.team, entry.key, status, False, public, error)
 
 
-def aligned(per_user: pl.DataFrame, ids: np.ndarray) -> np.ndarray:
-    """Per-user NDCG placed at each user's position among the solution's sorted user ids; NaN
-    for users the scorer left out (ignored, or excluded by the no-lost policy)."""
+def aligned(per_user: pl.DataFrame, ids: np.ndarray, metric: str = "ndcg") -> np.ndarray:
+    """Per-user values of the competition's metric placed at each user's position among the
+    solution's sorted user ids; NaN for users the scorer left out (ignored, or excluded by
+    the no-lost policy)."""
     users = per_user.get_column("user_id").to_numpy()
     values = np.full(ids.size, np.nan)
-    values[np.searchsorted(ids, users)] = per_user.get_column("ndcg").to_numpy()
+    values[np.searchsorted(ids, users)] = per_user.get_column(metric).to_numpy()
     return values

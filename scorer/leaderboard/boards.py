@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from scorer.competition import LOST_ITEMS
 from scorer.leaderboard.confidence import ALPHA, LEVEL, RESAMPLES, SEED, analyse
 from scorer.leaderboard.manifest import MAX_SELECTED
 from scorer.leaderboard.store import Record, Store
-from scorer.scoring import METRICS, PRIMARY
 
 #: The name of the gap test, as outputs state it.
 TEST = "paired sign-flip permutation test"
@@ -79,6 +79,8 @@ class Board:
     name: str
     rows: tuple[Row, ...]
     users: int
+    #: The metric the board ranks by, as reports name it (`ndcg@20`).
+    metric: str = LOST_ITEMS.label(LOST_ITEMS.metric)
 
     def to_dict(self) -> dict[str, Any]:
         return {"users": self.users, "rows": [row.to_dict() for row in self.rows]}
@@ -118,7 +120,7 @@ class Boards:
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "phase": str(self.phase),
-            "metric": METRICS[PRIMARY],
+            "metric": self.public.metric,
             "confidence": {
                 "level": LEVEL,
                 "method": "bootstrap over users, percentile interval",
@@ -176,7 +178,7 @@ def build(store: Store, phase: Phase, *, resamples: int = RESAMPLES, seed: int =
             )
             for row, (_, pick) in zip(board.rows, picks, strict=True)
         )
-        private = Board(name="private", rows=rows, users=board.users)
+        private = Board(name="private", rows=rows, users=board.users, metric=board.metric)
     return Boards(
         phase=phase,
         public=public,
@@ -250,7 +252,8 @@ def _board(
         )
         for i, r in enumerate(picks)
     )
-    return Board(name=name, rows=rows, users=users)
+    competition = store.competition()
+    return Board(name=name, rows=rows, users=users, metric=competition.label(competition.metric))
 
 
 def _finite(value: float) -> float | None:

@@ -28,7 +28,7 @@ from scorer.leaderboard.confidence import RESAMPLES, SEED
 from scorer.leaderboard.demo import DEMO_USERS, make_demo
 from scorer.leaderboard.render import Format, batch_text, render, renderables, table_text
 from scorer.scoring import NoLost
-from scorer.shell import HOST, REJECTED, Json, guarded
+from scorer.shell import HOST, REJECTED, CompetitionFile, Json, competition_of, guarded
 from scorer.write import write_text
 
 board_app = typer.Typer(
@@ -93,6 +93,7 @@ def score(
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 when any submission is rejected.")
     ] = False,
+    competition: CompetitionFile = None,
 ) -> None:
     """Score every new or changed submission of the log into the database; the rest is
     reused from it. A broken file never stops the batch: every rejected or failed submission
@@ -106,7 +107,14 @@ def score(
 
     def run() -> BatchResult:
         with _progress(show_bar) as progress:
-            return score_log(log, solution, db, no_lost=no_lost, progress=progress)
+            return score_log(
+                log,
+                solution,
+                db,
+                competition=competition_of(competition),
+                no_lost=no_lost,
+                progress=progress,
+            )
 
     result = _guard(as_json, run)
     if as_json:

@@ -10,9 +10,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from scorer.cells import K
+from scorer.competition import LOST_ITEMS
 from scorer.leaderboard.boards import iso
 from scorer.synthetic import make_competition
+
+#: The demo and the synthetic competitions are lost items: 20 ranked editions a user.
+K = LOST_ITEMS.k
 
 #: Target users of the demo: small enough to score a dozen files in a second or two.
 DEMO_USERS = 400

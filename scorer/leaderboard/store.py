@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from scorer.competition import LOST_ITEMS, Competition
 from scorer.errors import UsageError
 from scorer.leaderboard.manifest import Submission
 
@@ -215,6 +216,13 @@ class Store:
         self.db.execute("COMMIT")
 
     # -- the current fingerprint -------------------------------------------------------------
+
+    def competition(self) -> Competition:
+        """The competition the current scores were computed for (lost items in a database
+        written before competitions had specs)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
+        spec = json.loads(row[0]).get("competition") if row else None
+        return LOST_ITEMS if spec is None else Competition.of(spec, where="the database")
 
     def fingerprint(self) -> Fingerprint | None:
         values = dict(self.db.execute("SELECT key, value FROM meta").fetchall())

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from scorer.leaderboard.boards import Board, Boards, Phase, Row
-from scorer.scoring import METRICS, PRIMARY
 
 #: Decimals of a score on a board meant for people (JSON and CSV keep every digit).
 SCORE_DECIMALS = 6
@@ -41,7 +40,7 @@ def when(row: Row) -> str:
 
 
 def title(board: Board) -> str:
-    metric = METRICS[PRIMARY].upper()
+    metric = board.metric.upper()
     split = "Public" if board.name == "public" else "Private"
     return f"{split} leaderboard — {metric} on {board.users:,} {board.name} users"
 

@@ -4,30 +4,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import polars as pl
 
+from scorer.competition import LOST_ITEMS, Competition, Stage
 from scorer.errors import MAX_EXAMPLES, Code, Issue, Problem, problem, shorten
+from scorer.metrics import MAX_GRADE
 
 Kind = Literal["id", "rank", "stage", "grade"]
 
-#: The cut-off of the competition: 20 ranked editions a user.
-K = 20
-
-#: Relevance grades a solution may carry (binary competitions use 1 for every lost pair).
-MAX_GRADE = 10
-
-#: What each kind of cell must hold, as messages say it.
-EXPECTED: Mapping[Kind, str] = {
-    "id": "a non-negative integer written in digits",
-    "rank": f"an integer 1..{K}",
-    "stage": "public, private or ignored",
-    "grade": f"an integer 0..{MAX_GRADE}",
-}
-
-STAGES = ("public", "private", "ignored")
+Unit = Literal["line", "row"]
 
 #: The largest id a 64-bit integer column holds; longer digit strings are rejected by name.
 MAX_ID = 2**63 - 1
@@ -46,15 +34,30 @@ CODE: Mapping[Kind, Code] = {
     "grade": Code.INVALID_GRADE,
 }
 
+#: What the rest of the scorer calls the user, item and rank columns, whatever a
+#: competition's files call them (`Competition.columns`): the read layer renames them.
+USER, ITEM, RANK = "user_id", "edition_id", "rank"
+
 
 @dataclass(frozen=True)
 class Spec:
-    """The columns one kind of file has; `nullable` ones may be empty."""
+    """The columns one kind of file has in the long layout, by their names in the file;
+    `nullable` ones may be empty. `internal` renames the user, item and rank columns once the
+    cells are judged."""
 
     role: str
     required: Mapping[str, Kind]
     optional: Mapping[str, Kind]
     nullable: frozenset[str] = frozenset()
+    competition: Competition = LOST_ITEMS
+    internal: Mapping[str, str] = field(default_factory=dict)
+    #: Whether a file may come in the wide layout (one line a user, `columns.list`).
+    wide: bool = False
+
+    @property
+    def user(self) -> str:
+        """The user column's name in the file."""
+        return self.competition.columns.user
 
     def kinds(self, header: list[str]) -> dict[str, Kind]:
         every = {**self.required, **self.optional}
@@ -64,16 +67,28 @@ class Spec:
         """The columns, required or optional, that hold `kind`, in the spec's order."""
         return [name for name, k in {**self.required, **self.optional}.items() if k == kind]
 
+    def expected(self, kind: Kind) -> str:
+        """What a cell of `kind` must hold, as messages say it."""
+        splits = self.competition.splits
+        return {
+            "id": "a non-negative integer written in digits",
+            "rank": f"an integer 1..{self.competition.k}",
+            "stage": f"{splits.public}, {splits.private} or {splits.ignored}",
+            "grade": f"an integer 0..{MAX_GRADE}",
+        }[kind]
+
 
 @dataclass(frozen=True)
 class Table:
     """Typed columns plus `line`, the 1-based line of the file (the row, for Parquet/frames).
-    A cell that broke its rule is null here and counted in `problems`."""
+    A cell that broke its rule is null here and counted in `problems`. The user, item and rank
+    columns have their internal names (`USER`, `ITEM`, `RANK`)."""
 
     file: str
     frame: pl.DataFrame
     problems: tuple[Problem, ...]
-    unit: Literal["line", "row"]
+    unit: Unit
+    competition: Competition = LOST_ITEMS
 
 
 def parse_cells(
@@ -98,7 +113,7 @@ def parse_cells(
     typed = cells.select(exprs)
     flags = cells.select("line", *[e.alias(f"_bad_{n}") for n, e in bad.items()])
     problems: list[Problem] = []
-    user = typed.get_column("user_id") if "user_id" in typed.columns else None
+    user = typed.get_column(spec.user) if spec.user in typed.columns else None
     for name, kind in kinds.items():
         if name not in bad:
             continue
@@ -116,7 +131,7 @@ def parse_cells(
                 CODE[kind],
                 count,
                 [
-                    cell_issue(unit, kind, name, ln, raw, u)
+                    cell_issue(spec, unit, kind, name, ln, raw, u)
                     for ln, raw, u in rows.select("line", name, "_user").rows()
                 ],
             )
@@ -125,13 +140,15 @@ def parse_cells(
 
 
 def cell_issue(
-    unit: str, kind: Kind, column: str, line: int, raw: object, user: int | None
+    spec: Spec, unit: str, kind: Kind, column: str, line: int, raw: object, user: int | None
 ) -> Issue:
+    """A bad cell: where it is, what it holds, what its kind must hold (and whose it is)."""
     shown = "empty" if raw is None or raw == "" else repr(shorten(raw))
-    who = f" (user {user})" if user is not None and column != "user_id" else ""
-    what = f"is not {EXPECTED[kind]}"
+    word = spec.competition.words.user
+    who = f" ({word} {user})" if user is not None and column != spec.user else ""
+    what = f"is not {spec.expected(kind)}"
     if kind == "id" and isinstance(raw, str) and re.fullmatch("[0-9]+", raw):
-        what = f"is too large; expected {EXPECTED[kind]}, at most {MAX_ID}"
+        what = f"is too large; expected {spec.expected(kind)}, at most {MAX_ID}"
     return Issue(
         CODE[kind],
         f"{unit} {line}: {column} {shown} {what}{who}",
@@ -146,11 +163,13 @@ def judge(
     file: str,
     frame: pl.DataFrame,
     kinds: dict[str, Kind],
-    unit: Literal["line", "row"],
+    spec: Spec,
+    unit: Unit,
     problems: list[Problem],
 ) -> Table:
-    """Range rules on typed values (negative ids, ranks outside 1..K, unknown stages): the
-    offending cells become null, so later rules see only values that are valid."""
+    """Range rules on typed values (negative ids, ranks outside 1..k, unknown stages): the
+    offending cells become null, so later rules see only values that are valid. Stages
+    become the names of `Stage`; the user, item and rank columns take their internal names."""
     found = list(problems)
     checks: dict[str, pl.Expr] = {}
     stages: dict[str, list[str]] = {}
@@ -159,34 +178,35 @@ def judge(
         if kind == "id":
             checks[name] = col < 0
         elif kind == "rank":
-            checks[name] = (col < 1) | (col > K)
+            checks[name] = (col < 1) | (col > spec.competition.k)
         elif kind == "grade":
             checks[name] = (col < 0) | (col > MAX_GRADE)
         else:
             # A stage column holds a handful of distinct values: judge those, not every row.
             stages[name] = frame.get_column(name).unique().drop_nulls().cast(pl.String).to_list()
-            unknown = [value for value in stages[name] if value.lower() not in STAGES]
+            unknown = [v for v in stages[name] if spec.competition.splits.stage_of(v) is None]
             checks[name] = col.is_null()
             if unknown:  # casting millions of cells to text costs: only when some are wrong
                 checks[name] = checks[name] | col.cast(pl.String).is_in(unknown)
-    counts = frame.select(e.fill_null(False).sum().alias(n) for n, e in checks.items()).row(
-        0, named=True
-    )
+    sums = [e.fill_null(False).sum().alias(n) for n, e in checks.items()]
+    counts = frame.select(sums).row(0, named=True) if sums else {}
     if any(counts.values()):
         flags = frame.select(*[e.fill_null(False).alias(n) for n, e in checks.items()])
-        user = frame.get_column("user_id") if "user_id" in frame.columns else None
+        user = frame.get_column(spec.user) if spec.user in frame.columns else None
         for name, kind in kinds.items():
             if not counts[name]:
                 continue
             mask = flags.get_column(name)
             rows = frame.filter(mask).head(5)
-            users = rows.get_column("user_id") if user is not None else [None] * rows.height
+            users = rows.get_column(spec.user) if user is not None else [None] * rows.height
             found.append(
                 problem(
                     CODE[kind],
                     int(counts[name]),
                     [
-                        cell_issue(unit, kind, name, ln, raw, None if name == "user_id" else u)
+                        cell_issue(
+                            spec, unit, kind, name, ln, raw, None if name == spec.user else u
+                        )
                         for ln, raw, u in zip(rows["line"], rows[name], users, strict=True)
                     ],
                 )
@@ -194,21 +214,39 @@ def judge(
         frame = frame.with_columns(
             pl.when(~flags.get_column(n)).then(pl.col(n)).alias(n) for n in kinds if counts[n]
         )
-    # Stages compare in lower case ('Public' is 'public'); most files need no conversion.
+    # Stages compare without case ('Public' is 'public'); most files need no conversion.
     frame = frame.with_columns(
-        pl.col(n).cast(pl.String).str.to_lowercase().cast(pl.Categorical)
-        for n, values in stages.items()
-        if any(value != value.lower() for value in values)
+        _stage_names(name, values, spec)
+        for name, values in stages.items()
+        if any(value not in tuple(Stage) for value in values)
+    ).rename({k: v for k, v in spec.internal.items() if k in frame.columns})
+    return Table(
+        file=file,
+        frame=_flag_sorted(frame),
+        problems=merge(found),
+        unit=unit,
+        competition=spec.competition,
     )
-    return Table(file=file, frame=_flag_sorted(frame), problems=merge(found), unit=unit)
+
+
+def _stage_names(name: str, values: list[str], spec: Spec) -> pl.Expr:
+    """A split column's values as the names of `Stage` (unknown ones are null already)."""
+    named = {value: spec.competition.splits.stage_of(value) for value in values}
+    known = {value: str(stage) for value, stage in named.items() if stage is not None}
+    return (
+        pl.col(name)
+        .cast(pl.String)
+        .replace_strict(known, default=None, return_dtype=pl.String)
+        .cast(pl.Categorical)
+    )
 
 
 def _flag_sorted(frame: pl.DataFrame) -> pl.DataFrame:
     """Mark `user_id` sorted when it is (files are usually written user by user): polars then
     groups by user several times faster. A check of one pass; unsorted files work as well."""
-    if "user_id" not in frame.columns:
+    if USER not in frame.columns:
         return frame
-    users = frame.get_column("user_id")
+    users = frame.get_column(USER)
     if users.null_count() or not users.is_sorted():
         return frame
     return frame.with_columns(users.set_sorted())
@@ -237,7 +275,3 @@ def _place(issue: Issue) -> tuple[bool, int, int]:
     """Examples come in line order; those without a line (a missing user) by user id."""
     user = int(issue.user) if issue.user is not None and issue.user.isdigit() else -1
     return (issue.line is None, issue.line or 0, user)
-
-
-def beyond_int64(column: pl.Series) -> bool:
-    return bool(column.drop_nulls().gt(MAX_ID).any())

@@ -1,0 +1,68 @@
+"""The read layer: a path or a frame in, a typed table with line numbers out.
+
+`read_table` opens a source within `Limits` (`source`), scans a CSV's bytes (`text`), checks
+the header (`header`), picks the layout from it (`long` or `wide`) and judges every cell
+(`cells`). A file whose rows cannot be judged at all raises `Rejected`; every problem of its
+cells is in the table's `problems`. Nothing outside this package reads a file's format.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from scorer.read import long, wide
+from scorer.read.cells import ITEM, RANK, USER, Kind, Spec, Table
+from scorer.read.source import (
+    DEFAULT_LIMITS,
+    Limits,
+    Rejected,
+    TableLike,
+    describe,
+    kind_of,
+    open_path,
+    read_parquet,
+    to_polars,
+)
+from scorer.read.text import scan_text
+from scorer.read.wide import to_wide
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "ITEM",
+    "RANK",
+    "USER",
+    "Kind",
+    "Limits",
+    "Rejected",
+    "Spec",
+    "Table",
+    "TableLike",
+    "describe",
+    "kind_of",
+    "read_table",
+    "to_wide",
+]
+
+
+def read_table(source: TableLike, spec: Spec, limits: Limits = DEFAULT_LIMITS) -> Table:
+    """Read a path (CSV, CSV.gz, Parquet) or a polars/pandas frame in the layout its header
+    shows; raise `Rejected` for a file whose rows cannot be judged at all."""
+    file = describe(source)
+    if not isinstance(source, str | Path):
+        return _from_frame(file, to_polars(source, file), spec, limits)
+    kind, content = open_path(Path(source), file, limits)
+    if kind == "parquet":  # read from its path, as `open_path` leaves it
+        frame = read_parquet(Path(source), file, limits, words=spec.of_kind("stage"))
+        return _from_frame(file, frame, spec, limits)
+    text = scan_text(file, content, limits, blank_long=True)
+    if wide.is_wide(text.header, spec):
+        return wide.from_text(file, text, spec, limits)
+    return long.from_text(file, text, spec, limits)
+
+
+def _from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Table:
+    if wide.is_wide(frame.columns, spec):
+        return wide.from_frame(file, frame, spec, limits)
+    return long.from_frame(file, frame, spec, limits)

@@ -1,0 +1,117 @@
+"""The header of a file: every required column once, optional ones at most once, nothing else."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+
+import polars as pl
+
+from scorer.errors import Code, Issue, Report, problem, shorten, single
+from scorer.read.source import Limits, Rejected
+
+
+def check_header(
+    file: str, header: Sequence[str], required: Sequence[str], optional: Sequence[str] = ()
+) -> None:
+    """Every required column once, optional ones at most once, nothing else; any order."""
+    problems: list[str] = []
+    codes: list[Code] = []
+    known = [*required, *optional]
+    if len(header) == 1 and any(sep in header[0] for sep in (";", "\t", "|")):
+        sep = next(s for s in (";", "\t", "|") if s in header[0])
+        raise Rejected(
+            single(
+                file,
+                Code.BAD_DELIMITER,
+                f"{file}: line 1: the columns are separated by "
+                f"{sep!r}; expected ',' (header {', '.join(known)})",
+                line=1,
+            )
+        )
+    if not any(name in known for name in header) and all(map(_looks_like_data, header)):
+        raise Rejected(
+            single(
+                file,
+                Code.MISSING_COLUMN,
+                f"{file}: line 1 is not a header: found {_show(','.join(header))}; expected "
+                f"the first line to name the columns: {','.join(required)}",
+                line=1,
+                value=shorten(",".join(header)),
+            )
+        )
+    for name in required:
+        if name not in header:
+            codes.append(Code.MISSING_COLUMN)
+            problems.append(
+                f"{file}: line 1: column {name!r} is missing; expected the header "
+                f"{','.join(required)}"
+            )
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            codes.append(Code.DUPLICATE_COLUMN)
+            problems.append(f"{file}: line 1: column {name!r} appears more than once")
+        elif name not in known:
+            codes.append(Code.UNKNOWN_COLUMN)
+            problems.append(
+                f"{file}: line 1: unexpected column {_show(name)}{_did_you_mean(name, known)}; "
+                f"expected only {', '.join(known)}"
+            )
+        seen.add(name)
+    if problems:
+        grouped: dict[Code, list[Issue]] = {}
+        for code, message in zip(codes, problems, strict=True):
+            grouped.setdefault(code, []).append(Issue(code=code, message=message, line=1))
+        raise Rejected(Report.of(file, [problem(c, len(v), v) for c, v in grouped.items()]))
+
+
+def _looks_like_data(cell: str) -> bool:
+    """A header cell that is a number or empty: the file's first line is a row, not a header."""
+    return re.fullmatch(r"[-+]?[0-9.]*", cell.strip().strip('"')) is not None
+
+
+def _did_you_mean(name: str, known: Sequence[str]) -> str:
+    folded = {k.lower().replace(" ", "").replace("-", "_"): k for k in known}
+    key = name.lower().replace(" ", "").replace("-", "_")
+    close = [folded[key]] if key in folded else difflib.get_close_matches(name, known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _show(value: str) -> str:
+    return repr(shorten(value))
+
+
+def check_frame(
+    file: str, frame: pl.DataFrame, required: list[str], optional: list[str], limits: Limits
+) -> list[str]:
+    """A Parquet file's or a frame's columns, row count and size, as `check_header` and the
+    CSV scan judge a CSV file's; returns the column names."""
+    header = [str(c) for c in frame.columns]
+    check_header(file, header, required, optional)
+    if frame.height == 0:
+        raise Rejected(single(file, Code.NO_ROWS, f"{file}: the table has no rows"))
+    if frame.height > limits.max_rows:
+        raise Rejected(
+            single(
+                file,
+                Code.TOO_MANY_ROWS,
+                f"{file}: the table has {frame.height:,} rows; at "
+                f"most {limits.max_rows:,} are accepted",
+            )
+        )
+    return header
+
+
+def no_rows(file: str) -> Report:
+    return single(file, Code.NO_ROWS, f"{file}: the file has a header but no rows")
+
+
+def type_report(file: str, name: str, dtype: object, expected: str) -> Report:
+    return single(
+        file,
+        Code.COLUMN_TYPE,
+        f"{file}: column {name!r} holds {dtype}; expected {expected}",
+        column=name,
+    )

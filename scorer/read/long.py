@@ -1,0 +1,91 @@
+"""The long layout: one row a cell of each column, read fast when clean, else line by line."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from scorer.read.cells import DTYPE, MAX_ID, Kind, Spec, Table, judge, parse_cells
+from scorer.read.header import check_frame, check_header, no_rows, type_report
+from scorer.read.source import Limits, Rejected
+from scorer.read.text import Text, text_cells
+
+
+def from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
+    """A CSV file's rows: the typed read when the scan found nothing it could misread, else
+    (or when it fails) every line judged as text."""
+    check_header(file, text.header, list(spec.required), list(spec.optional))
+    kinds = spec.kinds(text.header)
+    if text.rows == 0:
+        raise Rejected(no_rows(file))
+    if not text.lenient and not text.long_count:
+        fast = _typed_read(text, kinds, spec)
+        if fast is not None:
+            return judge(file, fast, kinds, spec, "line", [])
+    return _diagnose(file, text, kinds, spec, limits)
+
+
+def _typed_read(text: Text, kinds: dict[str, Kind], spec: Spec) -> pl.DataFrame | None:
+    """Parse with a typed schema: the fast path for a clean file. None when any cell fails to
+    parse, is empty where it may not be, or lines do not map one to one onto rows."""
+    schema = {name: DTYPE[kind] for name, kind in kinds.items()}
+    try:
+        frame = pl.read_csv(text.source, schema=schema, has_header=True, raise_if_empty=False)
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException):  # a lone '"' panics
+        return None
+    if frame.height != text.rows:
+        return None
+    required = [name for name in kinds if name not in spec.nullable]
+    if frame.select(pl.any_horizontal(pl.col(required).is_null()).any()).item():
+        return None
+    return frame.with_row_index("line", offset=2).with_columns(pl.col("line").cast(pl.Int64))
+
+
+def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits: Limits) -> Table:
+    """The careful path: every physical line, every field as text, every cell judged."""
+    cells, issues = text_cells(file, text, list(kinds), limits)
+    typed, bad = parse_cells(file, cells, kinds, spec, "line")
+    return judge(file, typed, kinds, spec, "line", [*issues, *bad])
+
+
+def _integral(column: pl.Series) -> bool:
+    """Whether every value of a float column is empty/NaN or a whole number that fits Int64."""
+    values = column.fill_nan(None).drop_nulls().to_frame("v")
+    whole = (pl.col("v") == pl.col("v").floor()) & (pl.col("v") >= 0) & (pl.col("v") < 2.0**63)
+    return bool(values.select(whole.all()).item())
+
+
+def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Table:
+    """Parquet files and in-memory frames: integer columns are taken as they are, text
+    columns go through the same cell rules as CSV, anything else is a type error."""
+    header = check_frame(file, frame, list(spec.required), list(spec.optional), limits)
+    kinds = spec.kinds(header)
+    frame = frame.select(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line"), *kinds)
+    as_text = False
+    for name, kind in kinds.items():
+        dtype = frame.schema[name]
+        if kind == "stage":
+            if dtype not in (pl.String, pl.Categorical, pl.Null):
+                raise Rejected(type_report(file, name, dtype, "text"))
+            frame = frame.with_columns(pl.col(name).cast(pl.String))
+        elif dtype in (pl.String, pl.Categorical):
+            as_text = True
+        elif dtype.is_float() and name in spec.nullable and _integral(frame.get_column(name)):
+            # pandas keeps an integer column with empty cells as floats (101.0 and NaN)
+            frame = frame.with_columns(pl.col(name).fill_nan(None).cast(pl.Int64))
+        elif not (dtype.is_integer() or dtype == pl.Null):
+            raise Rejected(type_report(file, name, dtype, "integers"))
+        elif dtype == pl.UInt64 and bool(frame.get_column(name).drop_nulls().gt(MAX_ID).any()):
+            as_text = True  # ids beyond int64 get the same message as in a CSV file
+        elif name not in spec.nullable and frame.get_column(name).null_count():
+            as_text = True  # empty cells get the same messages as in a CSV file
+    if not as_text:
+        typed = frame.with_columns(
+            pl.col(n).cast(pl.Int64) for n, k in kinds.items() if k != "stage"
+        )
+        return judge(file, typed, kinds, spec, "row", [])
+    # Judge every cell as text, exactly as a CSV's: integers print as their digits.
+    text_frame = frame.with_columns(
+        pl.col(n).cast(pl.String) for n, k in kinds.items() if k != "stage"
+    )
+    typed, problems = parse_cells(file, text_frame, kinds, spec, "row")
+    return judge(file, typed, kinds, spec, "row", problems)

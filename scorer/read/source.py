@@ -1,0 +1,320 @@
+"""Where a table comes from: a path (CSV, CSV.gz, Parquet) or a frame, opened within limits."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
+
+import polars as pl
+
+from scorer.errors import Code, Report, shorten, single
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Anything the API accepts as a table: a path, or a polars or pandas data frame.
+TableLike: TypeAlias = "str | Path | pl.DataFrame | pl.LazyFrame | pd.DataFrame"
+
+#: Bytes read at a time from a file.
+CHUNK = 16 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps that keep a hostile file from exhausting memory; each breach is a clear error."""
+
+    max_file_bytes: int = 4 << 30
+    max_decompressed_bytes: int = 8 << 30
+    max_rows: int = 250_000_000
+    max_line_bytes: int = 4096
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class Rejected(Exception):
+    """Raised inside the readers; the caller turns it into a participant or host error."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        super().__init__(report.render())
+
+
+def describe(source: TableLike) -> str:
+    """The name a report gives a source: the file name, or what kind of frame it is."""
+    if isinstance(source, str | Path):
+        return Path(source).name
+    return f"<{type(source).__module__.split('.')[0]} DataFrame>"
+
+
+def kind_of(path: Path) -> Literal["csv", "csv.gz", "parquet"] | None:
+    name = path.name.lower()
+    if name.endswith(".csv.gz"):
+        return "csv.gz"
+    if name.endswith(".csv"):
+        return "csv"
+    if name.endswith(".parquet"):
+        return "parquet"
+    return None
+
+
+_MAGIC = {
+    b"\x1f\x8b": "gzip-compressed",
+    b"PAR1": "a Parquet file",
+    b"PK\x03\x04": "a ZIP archive or Excel workbook",
+    b"\xd0\xcf\x11\xe0": "an old Excel workbook",
+    b"\x89PNG": "a PNG image",
+    b"%PDF": "a PDF document",
+}
+
+
+def _sniff(head: bytes) -> str | None:
+    """What a file that should be CSV text is instead, judged by its first bytes."""
+    for magic, what in _MAGIC.items():
+        if head.startswith(magic):
+            return what
+    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if stripped[:1] in (b"{", b"["):
+        return "JSON"
+    if b"\x00" in head[:4096]:
+        return "binary data (it holds NUL bytes)"
+    return None
+
+
+def open_path(path: Path, file: str, limits: Limits) -> tuple[str, Path | bytes]:
+    """Check a path exists, is within limits and is what its suffix says; return its kind and
+    its content (the path itself for a plain CSV or Parquet file, bytes for a gzip file)."""
+    if not path.is_file():
+        raise Rejected(single(file, Code.FILE_NOT_FOUND, f"{file}: no such file"))
+    kind = kind_of(path)
+    if kind is None:
+        raise Rejected(
+            single(
+                file,
+                Code.FILE_FORMAT,
+                f"{file}: unsupported file name; expected a name ending in .csv, .csv.gz "
+                "or .parquet",
+            )
+        )
+    size = path.stat().st_size
+    if size > limits.max_file_bytes:
+        raise Rejected(
+            single(
+                file,
+                Code.FILE_TOO_LARGE,
+                f"{file}: the file has {size:,} bytes; at most {limits.max_file_bytes:,} "
+                "are accepted",
+            )
+        )
+    with path.open("rb") as handle:
+        head = handle.read(8192)
+    if kind == "csv.gz":
+        if not head.startswith(b"\x1f\x8b"):
+            raise Rejected(
+                single(
+                    file,
+                    Code.FILE_FORMAT,
+                    f"{file}: the name ends in .gz but the file is not gzip-compressed",
+                )
+            )
+        return kind, gunzip(path, file, limits)
+    if kind == "parquet":
+        if size and not head.startswith(b"PAR1"):
+            instead = _sniff(head) or "not a Parquet file"
+            raise Rejected(
+                single(
+                    file,
+                    Code.FILE_FORMAT,
+                    f"{file}: the name ends in .parquet but the file is {instead}",
+                )
+            )
+        return kind, path
+    what = _sniff(head)
+    if what is not None:
+        hint = "; name it .csv.gz" if what == "gzip-compressed" else ""
+        raise Rejected(
+            single(file, Code.FILE_FORMAT, f"{file}: expected CSV text, found {what}{hint}")
+        )
+    return kind, path
+
+
+def gunzip(path: Path, file: str, limits: Limits) -> bytes:
+    """Decompress every gzip member, stopping as soon as the output passes the cap."""
+    out: list[bytes] = []
+    total = 0
+    inflater = zlib.decompressobj(wbits=31)
+    inside = False  # a member was started and has not ended yet
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(CHUNK):
+                while chunk:
+                    inside = True
+                    piece = inflater.decompress(chunk, CHUNK)
+                    total += len(piece)
+                    if total > limits.max_decompressed_bytes:
+                        raise Rejected(
+                            single(
+                                file,
+                                Code.FILE_TOO_LARGE,
+                                f"{file}: the file expands to more than "
+                                f"{limits.max_decompressed_bytes:,} bytes when decompressed",
+                            )
+                        )
+                    out.append(piece)
+                    if inflater.eof:
+                        inside = False
+                        chunk = inflater.unused_data
+                        inflater = zlib.decompressobj(wbits=31)
+                        if not chunk.startswith(b"\x1f\x8b"):
+                            if chunk.strip(b"\x00"):  # only zero padding may follow, as
+                                raise zlib.error("unexpected bytes after the gzip data")
+                            break  # some tools write it after the last member
+                    else:
+                        chunk = inflater.unconsumed_tail
+        if inside:
+            raise zlib.error("the data ends in the middle of a compressed member")
+    except zlib.error as exc:
+        raise Rejected(
+            single(
+                file, Code.FILE_CORRUPT, f"{file}: the gzip data is truncated or corrupt ({exc})"
+            )
+        ) from None
+    return b"".join(out)
+
+
+def read_parquet(
+    path: Path, file: str, limits: Limits = DEFAULT_LIMITS, *, words: Sequence[str] = ()
+) -> pl.DataFrame:
+    """Read a Parquet file after checking its row count and decompressed size in the footer,
+    so a small file that expands to many gigabytes is refused before it is read. pyarrow
+    decodes the pages: polars panics on some corrupt pages, or aborts the whole process
+    trying to allocate exabytes, where pyarrow raises an error. Text columns named in `words`
+    hold a few distinct words (a split): they are read as categories, not millions of
+    strings."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_metadata(path)
+        rows = int(meta.num_rows)
+        size = sum(int(meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups))
+        text = ("string", "large_string")
+        schema = meta.schema.to_arrow_schema()
+        dictionary = [f.name for f in schema if f.name in words and str(f.type) in text]
+    except Exception:
+        rows, size, dictionary = 0, 0, []  # unreadable footer: the reader below names it
+    if rows > limits.max_rows:
+        raise Rejected(
+            single(
+                file,
+                Code.TOO_MANY_ROWS,
+                f"{file}: the table has {rows:,} rows; at most {limits.max_rows:,} are accepted",
+            )
+        )
+    if size > limits.max_decompressed_bytes:
+        raise Rejected(
+            single(
+                file,
+                Code.FILE_TOO_LARGE,
+                f"{file}: the file expands to {size:,} bytes when decompressed; at most "
+                f"{limits.max_decompressed_bytes:,} are accepted",
+            )
+        )
+    try:
+        frame = pl.from_arrow(pq.read_table(path, read_dictionary=dictionary))
+        if not isinstance(frame, pl.DataFrame):  # pragma: no cover - a table gives a frame
+            raise TypeError(f"expected a table, got {type(frame).__name__}")
+        return frame
+    except (Exception, pl.exceptions.PanicException) as exc:  # all mean the same to the user
+        raise Rejected(
+            single(
+                file,
+                Code.FILE_CORRUPT,
+                f"{file}: not a readable Parquet file ({type(exc).__name__})",
+            )
+        ) from None
+
+
+def to_polars(source: object, file: str) -> pl.DataFrame:
+    if isinstance(source, pl.LazyFrame):
+        return source.collect()
+    if isinstance(source, pl.DataFrame):
+        return source
+    if type(source).__module__.split(".")[0] == "pandas":
+        try:
+            converted = pl.from_pandas(cast(Any, source))
+        except Exception as exc:  # pyarrow refuses mixed or unknown object columns
+            raise Rejected(
+                single(
+                    file,
+                    Code.COLUMN_TYPE,
+                    f"{file}: the pandas frame cannot be read as typed columns "
+                    f"({type(exc).__name__}: {shorten(exc)}); expected integer columns",
+                )
+            ) from None
+        if isinstance(converted, pl.DataFrame):
+            return converted
+    raise Rejected(
+        single(
+            file,
+            Code.FILE_FORMAT,
+            f"expected a path or a polars/pandas DataFrame, got {type(source).__name__}",
+        )
+    )
+
+
+def peek_header(source: TableLike, limits: Limits) -> list[str] | None:
+    if isinstance(source, pl.LazyFrame):
+        return source.collect_schema().names()
+    if isinstance(source, pl.DataFrame):
+        return source.columns
+    if not isinstance(source, str | Path):
+        columns = getattr(source, "columns", None)  # a pandas frame
+        return None if columns is None else [str(c) for c in columns]
+    path = Path(source)
+    kind = kind_of(path)
+    try:
+        if kind == "parquet":
+            return _parquet_columns(path)
+        if kind == "csv.gz":
+            with gzip.open(path, "rb") as handle:
+                first = handle.readline(limits.max_line_bytes + 4)
+        elif kind == "csv":
+            with path.open("rb") as handle:
+                first = handle.readline(limits.max_line_bytes + 4)
+        else:
+            return None
+        text = first.decode("utf-8")
+    except (
+        OSError,
+        EOFError,
+        zlib.error,
+        UnicodeDecodeError,
+        pl.exceptions.PolarsError,
+    ):
+        return None
+    return header_names(text)
+
+
+def _parquet_columns(path: Path) -> list[str] | None:
+    import pyarrow.parquet as pq  # only for Parquet files: importing it takes 0.2 s
+
+    try:
+        return list(pq.read_schema(path).names)  # a corrupt footer raises here, never panics
+    except Exception:  # pyarrow's errors and OS errors alike: not a readable Parquet file
+        return None
+
+
+def header_names(line: str) -> list[str]:
+    """The column names of a CSV header line: split on commas, with spaces around a name and
+    one pair of quotes removed, and a byte order mark and the line end dropped."""
+    return [_unquote(name.strip()) for name in line.lstrip("\ufeff").rstrip("\r\n").split(",")]
+
+
+def _unquote(field: str) -> str:
+    if len(field) >= 2 and field[0] == field[-1] == '"':
+        return field[1:-1].replace('""', '"')
+    return field

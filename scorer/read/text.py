@@ -1,0 +1,305 @@
+"""CSV text: one pass over the bytes for the header, line count and long lines; lines to fields."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from scorer.errors import Code, Issue, Problem, Report, problem, shorten, single
+from scorer.read.header import no_rows
+from scorer.read.source import CHUNK, Limits, Rejected, header_names
+
+#: Bytes that polars' integer parser tolerates but the contract does not ('+1', '-0', ' 1'):
+#: a file free of them can take the fast typed read, which then accepts exactly what the
+#: contract accepts.
+LENIENT_BYTES = (b"+", b"-", b" ", b"\t")
+
+_NEWLINE = ord("\n")
+
+
+@dataclass(frozen=True)
+class Text:
+    """A CSV file's bytes (or its path, when it can be read in place) and what a scan found."""
+
+    source: Path | bytes
+    header: list[str]
+    lines: int
+    lenient: bool
+    #: Lines longer than the cap: how many, and (line, bytes) of the first few. With
+    #: `scan_text(blank_long=True)`, `source` holds them emptied (line numbers kept).
+    long_count: int = 0
+    long_lines: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def rows(self) -> int:
+        return max(self.lines - 1, 0)
+
+
+def scan_text(
+    file: str, content: Path | bytes, limits: Limits, *, blank_long: bool = False
+) -> Text:
+    """One pass over a CSV's bytes: the header, the line count, the lines longer than the cap
+    and whether the fast read is safe; structural problems (empty, binary, undecodable header,
+    wrong delimiter) raise. With `blank_long`, the returned source has its long lines emptied,
+    so a reader never holds a 100 MB line in memory (and must report `long_lines` itself)."""
+    lines = 0
+    quotes = 0
+    lenient = False
+    maybe_long = False
+    last = b""
+    head = b""
+    block = _block(limits.max_line_bytes)
+    for chunk in _chunks(content):
+        if not head:
+            head = chunk[: limits.max_line_bytes + 4]
+        newline = np.frombuffer(chunk, np.uint8) == _NEWLINE
+        lines += int(np.count_nonzero(newline))
+        whole = len(chunk) // block * block
+        maybe_long = maybe_long or not newline[:whole].reshape(-1, block).any(axis=1).all()
+        lenient = lenient or any(chunk.find(b) >= 0 for b in LENIENT_BYTES)
+        # polars' integer parser also takes a carriage return that ends no line ('1004\r,')
+        lenient = lenient or (b"\r" in chunk and chunk.count(b"\r") != chunk.count(b"\r\n"))
+        quotes += chunk.count(b'"') if b'"' in chunk else 0
+        last = chunk[-1:]
+    # A quote left open makes polars' reader panic ('"' alone): such a file takes the slow path.
+    lenient = lenient or quotes % 2 == 1
+    lengths = _LineLengths(limits.max_line_bytes)
+    if maybe_long:  # a block without a newline: measure every line, in a second pass
+        for chunk in _chunks(content):
+            lengths.feed(chunk)
+        lengths.finish()
+    if last and last != b"\n":
+        lines += 1
+    if not head.strip(b"\xef\xbb\xbf \t\r\n"):
+        raise Rejected(single(file, Code.FILE_EMPTY, f"{file}: the file is empty"))
+    if b"\x00" in head:
+        raise Rejected(
+            single(
+                file,
+                Code.FILE_FORMAT,
+                f"{file}: expected CSV text, found binary data (it holds NUL bytes)",
+            )
+        )
+    first = head.split(b"\n", 1)[0]
+    if len(first) > limits.max_line_bytes:
+        raise Rejected(
+            single(
+                file,
+                Code.LINE_TOO_LONG,
+                f"{file}: line 1 (the header) is longer than {limits.max_line_bytes:,} bytes",
+                line=1,
+            )
+        )
+    try:
+        text = first.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Rejected(
+            single(
+                file, Code.FILE_ENCODING, f"{file}: line 1 (the header) is not UTF-8 text", line=1
+            )
+        ) from None
+    header = header_names(text)
+    if lines - 1 > limits.max_rows:
+        raise Rejected(
+            single(
+                file,
+                Code.TOO_MANY_ROWS,
+                f"{file}: the file has {lines - 1:,} rows; at most "
+                f"{limits.max_rows:,} are accepted",
+            )
+        )
+    spans = lengths.spans
+    return Text(
+        source=_blank(content, spans) if spans and blank_long else content,
+        header=header,
+        lines=lines,
+        lenient=lenient,
+        long_count=len(spans),
+        long_lines=tuple((line, end - start) for line, start, end in spans[:5]),
+    )
+
+
+def _block(limit: int) -> int:
+    """The largest power of two B with 2B - 1 <= limit + 1: any line longer than `limit`
+    bytes then covers a whole B-aligned block of the file, so a file in which every such
+    block holds a newline has no long line. B divides CHUNK (both are powers of two)."""
+    block = 1
+    while 4 * block - 1 <= limit + 1 and 2 * block <= CHUNK:
+        block *= 2
+    return block
+
+
+class _LineLengths:
+    """Finds every line longer than `limit` bytes in a stream of chunks without splitting it
+    into lines: each step looks for the last newline of the next `limit + 1` bytes, so a
+    file takes about size / limit steps, and a window without one is a long line."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.offset = 0  # where the next chunk starts in the file
+        self.newlines = 0  # newlines before the next chunk
+        self.start = 0  # where the current line starts
+        self.pending: int | None = None  # the number of a long line that goes on
+        self.spans: list[tuple[int, int, int]] = []  # (line, start, end) of each long line
+
+    def feed(self, chunk: bytes) -> None:
+        off, size = self.offset, len(chunk)
+        counted, seen = 0, 0  # newlines in chunk[:counted]
+        if self.pending is not None:
+            end = chunk.find(b"\n")
+            if end >= 0:
+                self.spans.append((self.pending, self.start, off + end))
+                self.pending, self.start = None, off + end + 1
+        while self.pending is None:
+            begin = max(self.start - off, 0)
+            stop = self.start + self.limit + 1 - off
+            newline = chunk.rfind(b"\n", begin, min(stop, size))
+            if newline >= 0:
+                self.start = off + newline + 1
+                continue
+            if stop > size:
+                break  # the line may still end within the limit in the next chunk
+            seen += chunk.count(b"\n", counted, begin)
+            counted = begin
+            number = self.newlines + seen + 1
+            end = chunk.find(b"\n", stop)
+            if end < 0:
+                self.pending = number
+                break
+            self.spans.append((number, self.start, off + end))
+            self.start = off + end + 1
+        self.newlines += chunk.count(b"\n")
+        self.offset += size
+
+    def finish(self) -> None:
+        if self.pending is not None:
+            self.spans.append((self.pending, self.start, self.offset))
+            self.pending = None
+
+
+def _blank(content: Path | bytes, spans: Sequence[tuple[int, int, int]]) -> bytes:
+    """The content with each long line emptied; its newline stays, so line numbers hold."""
+    pieces: list[bytes] = []
+    at = 0
+    if isinstance(content, bytes):
+        for _, start, end in spans:
+            pieces.append(content[at:start])
+            at = end
+        pieces.append(content[at:])
+        return b"".join(pieces)
+    with content.open("rb") as handle:
+        for _, start, end in spans:
+            pieces.append(handle.read(start - at))
+            handle.seek(end)
+            at = end
+        pieces.append(handle.read())
+    return b"".join(pieces)
+
+
+def _chunks(content: Path | bytes) -> Iterator[bytes]:
+    if isinstance(content, bytes):
+        view = memoryview(content)
+        for start in range(0, len(view), CHUNK):
+            yield bytes(view[start : start + CHUNK])
+        return
+    with content.open("rb") as handle:
+        while chunk := handle.read(CHUNK):
+            yield chunk
+
+
+def text_cells(
+    file: str, text: Text, names: list[str], limits: Limits, hint: str = ""
+) -> tuple[pl.DataFrame, list[Problem]]:
+    """Every physical line below the header split into the fields `names`, as text, with its
+    line number; lines over the length cap and lines with another number of fields become
+    problems (`hint` adds a word on the format to the field-count message)."""
+    try:
+        body = (
+            pl.scan_lines(text.source, name="text", row_index_name="line", row_index_offset=1)
+            .filter(pl.col("line") > 1, pl.col("text").str.strip_chars().str.len_bytes() > 0)
+            .with_columns(pl.col("line").cast(pl.Int64), _fields=pl.col("text").str.split(","))
+            .with_columns(_n=pl.col("_fields").list.len())
+            .collect()
+        )
+    except pl.exceptions.ComputeError:
+        raise Rejected(_encoding_report(file, text)) from None
+    if body.height == 0 and not text.long_count:
+        raise Rejected(no_rows(file))  # only blank lines below the header
+    issues: list[Problem] = []
+    if text.long_count:
+        issues.append(
+            problem(
+                Code.LINE_TOO_LONG,
+                text.long_count,
+                [
+                    Issue(
+                        Code.LINE_TOO_LONG,
+                        f"line {ln}: the line has {n:,} bytes; at most "
+                        f"{limits.max_line_bytes:,} are accepted",
+                        line=ln,
+                    )
+                    for ln, n in text.long_lines
+                ],
+            )
+        )
+    ragged = body.filter(pl.col("_n") != len(names))
+    if ragged.height:
+        issues.append(
+            problem(
+                Code.FIELD_COUNT,
+                ragged.height,
+                [
+                    Issue(
+                        Code.FIELD_COUNT,
+                        f"line {ln}: found {n} fields, expected "
+                        f"{len(names)} ({','.join(names)}{hint}): {_quote(t)}",
+                        line=ln,
+                        value=shorten(t),
+                    )
+                    for ln, n, t in ragged.head(5).select("line", "_n", "text").rows()
+                ],
+            )
+        )
+    last = len(names) - 1
+    cells = body.filter(pl.col("_n") == len(names)).select(
+        "line",
+        *[
+            _unquote_cell(
+                pl.col("_fields").list.get(i).str.strip_suffix("\r")
+                if i == last
+                else pl.col("_fields").list.get(i)
+            ).alias(name)
+            for i, name in enumerate(names)
+        ],
+    )
+    return cells, issues
+
+
+def _encoding_report(file: str, text: Text) -> Report:
+    data = text.source if isinstance(text.source, bytes) else text.source.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return single(
+            file,
+            Code.FILE_ENCODING,
+            f"{file}: line {line}: byte 0x{data[exc.start]:02x} is not UTF-8 text; save the "
+            "file as UTF-8",
+            line=line,
+        )
+    return single(file, Code.FILE_ENCODING, f"{file}: the file could not be read as UTF-8 text")
+
+
+def _unquote_cell(cell: pl.Expr) -> pl.Expr:
+    quoted = cell.str.starts_with('"') & cell.str.ends_with('"') & (cell.str.len_chars() >= 2)
+    inner = cell.str.slice(1, cell.str.len_chars() - 2).str.replace_all('""', '"', literal=True)
+    return pl.when(quoted).then(inner).otherwise(cell)
+
+
+def _quote(value: str) -> str:
+    return repr(shorten(value))

@@ -1,0 +1,173 @@
+"""The wide layout: one line a user, its ranked items in one space-separated list cell."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import polars as pl
+
+from scorer.competition import LOST_ITEMS
+from scorer.errors import Code, Issue, Problem, problem, single
+from scorer.read.cells import ITEM, RANK, USER, Spec, Table, Unit, cell_issue, judge, parse_cells
+from scorer.read.header import check_frame, check_header, no_rows, type_report
+from scorer.read.source import Limits, Rejected
+from scorer.read.text import Text, text_cells
+
+
+def is_wide(header: list[str], spec: Spec) -> bool:
+    """Whether a header is of the wide layout: it names the spec's list column and neither the
+    item nor the rank column (an extra or missing column is then reported by the wide
+    reader, in the wide layout's terms)."""
+    columns = spec.competition.columns
+    return spec.wide and columns.list in header and not {columns.item, columns.rank} & set(header)
+
+
+def from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
+    """A wide CSV file as the long table the rules use: line, user_id, edition_id, rank and
+    position (the 1-based place in the list, which is the rank). A line with an empty list
+    keeps one row with a null position, so the user is still seen (with 0 items). Cells
+    that break their rule are null and counted in `problems`; a split column (a wide
+    solution's) is judged as in the long layout."""
+    check_header(file, text.header, _columns(spec), _extras(spec))
+    if text.rows == 0:
+        raise Rejected(no_rows(file))
+    cells, problems = text_cells(
+        file, text, text.header, limits, "; the ids of a list are separated by spaces"
+    )
+    cells = cells.with_columns(_tokens(pl.col(spec.competition.columns.list)))
+    return _to_long(file, cells, spec, "line", limits, problems)
+
+
+def _columns(spec: Spec) -> list[str]:
+    return [spec.user, spec.competition.columns.list]
+
+
+def _extras(spec: Spec) -> list[str]:
+    """The columns a wide file may have beside the user and the list: a solution's split."""
+    return spec.of_kind("stage")
+
+
+def _tokens(cell: pl.Expr) -> pl.Expr:
+    """A list cell's ids: split on spaces (a run of them, or a tab, counts as one); an empty or
+    missing cell is no ids. Literal splits, not a regex: this runs on every line."""
+    words = cell.str.replace_all("\t", " ", literal=True).str.split(" ")
+    return words.list.eval(pl.element().filter(pl.element() != "")).fill_null(
+        pl.lit([], pl.List(pl.String))
+    )
+
+
+def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Table:
+    """Parquet files and frames: user ids as integers or text, lists as space-separated text
+    or as list columns (of integers or text)."""
+    header = check_frame(file, frame, _columns(spec), _extras(spec), limits)
+    extra = [name for name in header if name in _extras(spec)]
+    user, ids_name = spec.user, spec.competition.columns.list
+    user_type = frame.schema[user]
+    if not (user_type.is_integer() or user_type in (pl.String, pl.Categorical, pl.Null)):
+        raise Rejected(type_report(file, user, user_type, "integers"))
+    ids_type = frame.schema[ids_name]
+    if isinstance(ids_type, pl.List) and (
+        ids_type.inner.is_integer() or ids_type.inner in (pl.String, pl.Null)
+    ):
+        ids = pl.col(ids_name).list.eval(pl.element().cast(pl.String))
+    elif ids_type.is_integer() or ids_type in (pl.String, pl.Categorical, pl.Null):
+        ids = _tokens(pl.col(ids_name).cast(pl.String))
+    else:
+        raise Rejected(
+            type_report(
+                file, ids_name, ids_type, "text (ids separated by spaces) or lists of integers"
+            )
+        )
+    for name in extra:
+        if frame.schema[name] not in (pl.String, pl.Categorical, pl.Null):
+            raise Rejected(type_report(file, name, frame.schema[name], "text"))
+    cells = frame.select(
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line"),
+        pl.col(user).cast(pl.String),
+        ids.fill_null(pl.lit([], pl.List(pl.String))).alias(ids_name),
+        *[pl.col(name).cast(pl.String) for name in extra],
+    )
+    return _to_long(file, cells, spec, "row", limits, [])
+
+
+def _to_long(
+    file: str,
+    cells: pl.DataFrame,
+    spec: Spec,
+    unit: Unit,
+    limits: Limits,
+    problems: list[Problem],
+) -> Table:
+    """One row a listed id: the user and each id judged by the long layout's rules, rank =
+    position. `cells` holds line, the user (text), the list (of text) and any extras."""
+    user, ids = spec.user, spec.competition.columns.list
+    total = int(cells.select(pl.col(ids).list.len().sum()).item() or 0)
+    if total > limits.max_rows:
+        raise Rejected(
+            single(
+                file,
+                Code.TOO_MANY_ROWS,
+                f"{file}: the lists hold {total:,} {spec.competition.words.item}s in all; at "
+                f"most {limits.max_rows:,} are accepted",
+            )
+        )
+    extras = [c for c in cells.columns if c not in ("line", user, ids)]
+    users, bad_users = parse_cells(file, cells.select("line", user), {user: "id"}, spec, unit)
+    rows = (
+        cells.select(
+            "line",
+            users.get_column(user).alias(USER),
+            pl.col(ids).alias("_token"),
+            pl.int_ranges(1, pl.col(ids).list.len() + 1, dtype=pl.Int64).alias("position"),
+            *extras,
+        )
+        .explode("_token", "position", empty_as_null=True)
+        .with_columns(
+            # Digits only, as in the long format: the parser alone would take '+1' and '-1'.
+            pl.when(~pl.col("_token").str.starts_with("+") & ~pl.col("_token").str.starts_with("-"))
+            .then(pl.col("_token").str.to_integer(strict=False))
+            .cast(pl.Int64)
+            .alias(ITEM)
+        )
+    )
+    listed = pl.col("position").is_not_null()
+    bad = rows.filter(listed & pl.col(ITEM).is_null())
+    found = [*problems, *bad_users]
+    if bad.height:
+        found.append(
+            problem(
+                Code.INVALID_ID,
+                bad.height,
+                [
+                    _token_issue(spec, unit, ln, p, raw, u)
+                    for ln, p, raw, u in bad.head(5)
+                    .select("line", "position", "_token", USER)
+                    .rows()
+                ],
+            )
+        )
+    frame = rows.select("line", USER, ITEM, pl.col("position").alias(RANK), "position", *extras)
+    # A split column is judged as in the long layout; ids were judged above.
+    return judge(file, frame, {name: "stage" for name in extras}, spec, unit, [*found])
+
+
+def _token_issue(
+    spec: Spec, unit: str, line: int, position: int, raw: str | None, user: int | None
+) -> Issue:
+    """The long layout's message for a bad item id, placed at its list position."""
+    columns = spec.competition.columns
+    issue = cell_issue(spec, unit, "id", columns.item, line, raw, user)
+    where = f"{unit} {line}: "
+    return dataclasses.replace(
+        issue,
+        message=f"{unit} {line}, position {position}: {issue.message.removeprefix(where)}",
+        column=columns.list,
+    )
+
+
+def to_wide(frame: pl.DataFrame, list_column: str = LOST_ITEMS.columns.list) -> pl.DataFrame:
+    """A long table (user_id, edition_id, rank) as the wide layout: the user and its items in
+    rank order, separated by spaces; users in order of first appearance."""
+    return frame.group_by(USER, maintain_order=True).agg(
+        pl.col(ITEM).sort_by(RANK).cast(pl.String).str.join(" ").alias(list_column)
+    )
