@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import cast
+
+import polars as pl
 
 from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import (
@@ -10,13 +12,12 @@ from scorer.contract import (
     Solution,
     check_against,
     check_submission,
-    read_solution,
-    read_submission,
-    read_targets,
+    solution_of,
+    targets_of,
 )
 from scorer.errors import UsageError
-from scorer.parts import parts_for, score_in_parts, validate_in_parts
-from scorer.read import DEFAULT_LIMITS, Limits, TableLike
+from scorer.parts import plan, run
+from scorer.read import DEFAULT_LIMITS, Limits, Table, TableLike
 from scorer.scoring import NoLost, ScoreResult, aggregate, ignored, per_user
 
 
@@ -37,21 +38,38 @@ def validate(
     """
     if (targets is None) == (solution is None):
         raise UsageError("give exactly one of targets or solution")
-    truth = targets if targets is not None else solution
-    role = Role.TARGETS if targets is not None else Role.SOLUTION
     competition = _competition(solution, competition)
-    count = _parts(submission, parts)
-    if count > 1 and isinstance(submission, str | Path) and isinstance(truth, str | Path):
-        checked = validate_in_parts(Path(submission), Path(truth), role, count, competition, limits)
-        if checked is not None:
-            return checked
-    if solution is not None:
-        users = _solution(solution, competition, limits).targets
-    elif targets is not None:
-        users = read_targets(targets, limits, competition=competition)
-    table = read_submission(submission, limits, competition=competition)
-    check_submission(table, users)
-    return table.frame.height
+
+    def check(users: pl.Series, table: Table) -> int:
+        check_submission(table, users)
+        return table.frame.height
+
+    if solution is None:
+        count = _plan(submission, targets, parts)
+        done = run(
+            submission,
+            cast(TableLike, targets),
+            Role.TARGETS,
+            competition,
+            count,
+            limits,
+            targets_of,
+            check,
+        )
+    else:
+        count = _plan(submission, solution, parts)
+        done = run(
+            submission,
+            solution,
+            Role.SOLUTION,
+            competition,
+            count,
+            limits,
+            solution_of,
+            lambda truth, table: check(truth.targets, table),
+            ready=isinstance(solution, Solution),
+        )
+    return sum(done)
 
 
 def score(
@@ -69,29 +87,37 @@ def score(
 
     `competition`: the rules (`scorer.Competition`; a `Solution` already read carries its
     own). `no_lost` says how a target user with no lost pairs counts: "zero" (default) or
-    "exclude". `parts`: split two CSV files by user into this many parts and score them one
-    at a time, in memory bounded by one part (same rules, messages and bits); by default 1 up
-    to a 1 GiB submission, then one part a 256 MiB (`scorer.parts`).
+    "exclude". `parts`: read two CSV files by user in this many parts, one at a time, in
+    memory bounded by one part (same rules, messages and bits); by default 1 up to a 1 GiB
+    submission, then one part a 256 MiB (`scorer.parts.plan`).
     Nothing is scored unless every rule holds (`SubmissionError` otherwise).
     """
     policy = NoLost.of(no_lost)
     competition = _competition(solution, competition)
-    count = _parts(submission, parts)
-    if count > 1 and isinstance(submission, str | Path) and isinstance(solution, str | Path):
-        result = score_in_parts(
-            Path(submission), Path(solution), count, policy, competition, limits
-        )
-        if result is not None:
-            return result
-    truth = _solution(solution, competition, limits)
-    table = read_submission(submission, limits, competition=competition)
-    users = per_user(check_against(table, truth), truth, policy)
+    count = _plan(submission, solution, parts)
+
+    def score_part(truth: Solution, table: Table) -> tuple[pl.DataFrame, int, bool]:
+        return per_user(check_against(table, truth), truth, policy), ignored(truth), truth.has_split
+
+    done = run(
+        submission,
+        solution,
+        Role.SOLUTION,
+        competition,
+        count,
+        limits,
+        solution_of,
+        score_part,
+        ready=isinstance(solution, Solution),
+    )
+    users = pl.concat([frame for frame, _, _ in done]).sort("user_id") if count > 1 else done[0][0]
     return ScoreResult(
-        splits=aggregate(users, truth.has_split),
+        splits=aggregate(users, any(has_split for _, _, has_split in done)),
         per_user=users,
         no_lost=policy,
-        ignored=ignored(truth),
+        ignored=sum(left_out for _, left_out, _ in done),
         competition=competition,
+        parts=count,
     )
 
 
@@ -104,16 +130,8 @@ def _competition(solution: object, competition: Competition) -> Competition:
     return competition
 
 
-def _solution(solution: TableLike | Solution, competition: Competition, limits: Limits) -> Solution:
-    if isinstance(solution, Solution):
-        return solution
-    return read_solution(solution, limits, competition=competition)
-
-
-def _parts(submission: TableLike, parts: int | None) -> int:
-    """The number of parts asked for, or the default for this submission (`parts_for`)."""
-    if parts is None:
-        return parts_for(submission)
-    if parts < 1:
-        raise UsageError(f"parts = {parts}; expected 1 or more")
-    return parts
+def _plan(submission: TableLike, truth: object, parts: int | None) -> int:
+    try:
+        return plan(submission, truth, parts)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None

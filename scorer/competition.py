@@ -129,8 +129,10 @@ class Competition:
 
     @property
     def labels(self) -> dict[Metric, str]:
-        """Every metric's name in reports, in report order."""
-        return {metric: self.label(metric) for metric in Metric}
+        """Every metric's name in reports, in report order: the competition's metric first,
+        then the others in the order of `Metric`."""
+        order = [self.metric, *[m for m in Metric if m != self.metric]]
+        return {metric: self.label(metric) for metric in order}
 
     @property
     def title(self) -> str:
@@ -249,8 +251,11 @@ def _check(spec: Competition) -> None:
     columns = spec.columns
     names = [columns.user, columns.item, columns.rank, *spec.splits.columns, "grade"]
     for name in [*names, columns.list]:
-        if not name or name != name.strip():
-            raise UsageError(f"column name {name!r}; expected a name without spaces around it")
+        if not name or name != name.strip() or any(c in name for c in ',"\r\n'):
+            raise UsageError(
+                f"column name {name!r}; expected a name with no comma, quote or line break "
+                "and no spaces around it"
+            )
     if len(set(names)) != len(names) or columns.list in (columns.user, *spec.splits.columns):
         raise UsageError(
             "column names must differ: " + ", ".join(repr(n) for n in [*names, columns.list])

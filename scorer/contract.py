@@ -99,28 +99,9 @@ def solution_of(table: Table) -> Solution:
     words, columns = table.competition.words, table.competition.columns
     pairs = "pairs" if table.competition == LOST_ITEMS else f"{words.item}s"
     problems = list(table.problems)
-    splits = [
-        name
-        for name in spec_of(Role.SOLUTION, table.competition).of_kind("stage")
-        if name in frame.columns
-    ]
-    if len(splits) > 1:
-        names = " and ".join(repr(name) for name in splits)
-        problems.append(
-            problem(
-                Code.DUPLICATE_COLUMN,
-                1,
-                [
-                    Issue(
-                        Code.DUPLICATE_COLUMN,
-                        f"line 1: {'both ' if len(splits) == 2 else ''}{names} name the split; "
-                        "keep one",
-                        line=1,
-                    )
-                ],
-            )
-        )
-    split = splits[0] if splits else None
+    # The header holds at most one split column (`check_header`'s exclusive columns).
+    splits = spec_of(Role.SOLUTION, table.competition).of_kind("stage")
+    split = next((name for name in splits if name in frame.columns), None)
     frame = frame.select(
         "line",
         "user_id",

@@ -64,7 +64,7 @@ class SplitScore:
     def to_dict(self, competition: Competition = LOST_ITEMS) -> dict[str, float | int]:
         """The users and every metric, named as reports name them (`ndcg@20`)."""
         labels = competition.labels
-        return {"users": self.users, **{labels[m]: self.value(m) for m in Metric}}
+        return {"users": self.users, **{label: self.value(m) for m, label in labels.items()}}
 
 
 @dataclass(frozen=True)

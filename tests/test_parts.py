@@ -3,11 +3,13 @@ whole gives: the same bits for a valid submission, the same report for a broken 
 
 from __future__ import annotations
 
+import gzip
 import json
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,8 +19,11 @@ from typer.testing import CliRunner
 import scorer
 from scorer import HostError, SubmissionError
 from scorer.cli import app
+from scorer.contract import Role, spec_of
 from scorer.errors import ScorerError, UsageError
-from scorer.parts import IN_PARTS_ABOVE, PART_BYTES, parts_for
+from scorer.parts import IN_PARTS_ABOVE, PART_BYTES, plan
+from scorer.read import DEFAULT_LIMITS, read_table
+from scorer.read.split import split
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 MANIFEST: dict[str, Any] = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
@@ -111,9 +116,9 @@ def test_files_above_a_gibibyte_are_scored_in_parts_by_default(tmp_path: Path) -
     large = tmp_path / "large.csv"
     with large.open("wb") as handle:  # sparse: no disk used
         handle.truncate(IN_PARTS_ABOVE + 1)
-    assert parts_for(small) == 1
-    assert parts_for(large) == -(-(IN_PARTS_ABOVE + 1) // PART_BYTES) == 5
-    assert parts_for(tmp_path / "missing.csv") == 1
+    assert plan(small, small) == 1
+    assert plan(large, small) == -(-(IN_PARTS_ABOVE + 1) // PART_BYTES) == 5
+    assert plan(tmp_path / "missing.csv", small) == 1
 
 
 def test_parts_must_be_positive() -> None:
@@ -165,3 +170,40 @@ def test_a_broken_targets_file_is_a_host_error_in_parts_too(tmp_path: Path) -> N
     assert checked(VALID, 3, targets=path) == whole
     assert whole["error"] == "HostError"
     assert [p["code"] for p in whole["report"]["problems"]] == ["duplicate_user"]
+
+
+# The splitter itself: a parts path that quietly stopped splitting would still give the same
+# scores, so these look at the parts.
+
+
+@pytest.mark.parametrize("name", ["valid.csv", "valid_crlf.csv", "valid_excel.csv"])
+def test_each_part_holds_its_own_users_with_the_file_s_line_numbers(
+    name: str, tmp_path: Path
+) -> None:
+    source = CORPUS / "sub" / name
+    whole = read_table(source, spec_of(Role.SUBMISSION), DEFAULT_LIMITS).frame
+    parts = split(source, spec_of(Role.SUBMISSION), 3, tmp_path, DEFAULT_LIMITS)
+    frames = [parts.table(part, DEFAULT_LIMITS).frame for part in range(3)]
+    users = [set(frame.get_column("user_id")) for frame in frames]
+    assert all(0 < len(own) < len(set(whole.get_column("user_id"))) for own in users)
+    assert not (users[0] & users[1] or users[0] & users[2] or users[1] & users[2])
+    for part, frame in enumerate(frames):
+        assert all(user % 3 == part for user in users[part])
+    together = pl.concat(frames).sort("line")
+    assert together.equals(whole.sort("line"))  # every row once, on its own line
+
+
+def test_a_gzip_file_is_split_as_its_text(tmp_path: Path) -> None:
+    plain = CORPUS / "sub" / "valid.csv"
+    packed = tmp_path / "valid.csv.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert outcome(packed, SOLUTION, parts=4) == outcome(plain, SOLUTION, parts=1)
+    assert scorer.score(packed, SOLUTION, parts=4).parts == 4
+
+
+def test_frames_and_parquet_files_are_one_part(tmp_path: Path) -> None:
+    frame = pl.read_csv(VALID)
+    assert plan(frame, SOLUTION, 4) == 1
+    frame.write_parquet(tmp_path / "valid.parquet")
+    assert plan(tmp_path / "valid.parquet", SOLUTION, 4) == 1
+    assert scorer.score(frame, SOLUTION, parts=4).parts == 1

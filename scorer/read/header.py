@@ -13,9 +13,14 @@ from scorer.read.source import Limits, Rejected
 
 
 def check_header(
-    file: str, header: Sequence[str], required: Sequence[str], optional: Sequence[str] = ()
+    file: str,
+    header: Sequence[str],
+    required: Sequence[str],
+    optional: Sequence[str] = (),
+    exclusive: Sequence[str] = (),
 ) -> None:
-    """Every required column once, optional ones at most once, nothing else; any order."""
+    """Every required column once, optional ones at most once, at most one of the `exclusive`
+    ones (a solution's split columns: `stage` or `Usage`), nothing else; any order."""
     problems: list[str] = []
     codes: list[Code] = []
     known = [*required, *optional]
@@ -60,6 +65,11 @@ def check_header(
                 f"expected only {', '.join(known)}"
             )
         seen.add(name)
+    both = [name for name in exclusive if name in header]
+    if len(both) > 1:
+        codes.append(Code.DUPLICATE_COLUMN)
+        names = " and ".join(repr(name) for name in both)
+        problems.append(f"{file}: line 1: {names} name the same thing; keep one")
     if problems:
         grouped: dict[Code, list[Issue]] = {}
         for code, message in zip(codes, problems, strict=True):
@@ -84,12 +94,17 @@ def _show(value: str) -> str:
 
 
 def check_frame(
-    file: str, frame: pl.DataFrame, required: list[str], optional: list[str], limits: Limits
+    file: str,
+    frame: pl.DataFrame,
+    required: list[str],
+    optional: list[str],
+    limits: Limits,
+    exclusive: Sequence[str] = (),
 ) -> list[str]:
     """A Parquet file's or a frame's columns, row count and size, as `check_header` and the
     CSV scan judge a CSV file's; returns the column names."""
     header = [str(c) for c in frame.columns]
-    check_header(file, header, required, optional)
+    check_header(file, header, required, optional, exclusive)
     if frame.height == 0:
         raise Rejected(single(file, Code.NO_ROWS, f"{file}: the table has no rows"))
     if frame.height > limits.max_rows:

@@ -13,15 +13,20 @@ from scorer.read.text import Text, text_cells
 def from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
     """A CSV file's rows: the typed read when the scan found nothing it could misread, else
     (or when it fails) every line judged as text."""
-    check_header(file, text.header, list(spec.required), list(spec.optional))
+    check(file, text, spec)
     kinds = spec.kinds(text.header)
-    if text.rows == 0:
+    if text.rows == 0 and not text.part:
         raise Rejected(no_rows(file))
     if not text.lenient and not text.long_count:
         fast = _typed_read(text, kinds, spec)
         if fast is not None:
             return judge(file, fast, kinds, spec, "line", [])
     return _diagnose(file, text, kinds, spec, limits)
+
+
+def check(file: str, text: Text, spec: Spec) -> None:
+    """The header of a long CSV file: `Rejected` unless it names the spec's columns."""
+    check_header(file, text.header, list(spec.required), list(spec.optional), spec.of_kind("stage"))
 
 
 def _typed_read(text: Text, kinds: dict[str, Kind], spec: Spec) -> pl.DataFrame | None:
@@ -37,6 +42,8 @@ def _typed_read(text: Text, kinds: dict[str, Kind], spec: Spec) -> pl.DataFrame 
     required = [name for name in kinds if name not in spec.nullable]
     if frame.select(pl.any_horizontal(pl.col(required).is_null()).any()).item():
         return None
+    if text.numbers is not None:  # a part: no blank line, so rows are its lines in order
+        return frame.select(text.numbers.alias("line"), pl.all())
     return frame.with_row_index("line", offset=2).with_columns(pl.col("line").cast(pl.Int64))
 
 
@@ -57,7 +64,9 @@ def _integral(column: pl.Series) -> bool:
 def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Table:
     """Parquet files and in-memory frames: integer columns are taken as they are, text
     columns go through the same cell rules as CSV, anything else is a type error."""
-    header = check_frame(file, frame, list(spec.required), list(spec.optional), limits)
+    header = check_frame(
+        file, frame, list(spec.required), list(spec.optional), limits, spec.of_kind("stage")
+    )
     kinds = spec.kinds(header)
     frame = frame.select(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line"), *kinds)
     as_text = False

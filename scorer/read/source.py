@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
@@ -85,9 +85,13 @@ def _sniff(head: bytes) -> str | None:
     return None
 
 
-def open_path(path: Path, file: str, limits: Limits) -> tuple[str, Path | bytes]:
+def open_path(
+    path: Path, file: str, limits: Limits, *, inflate_to: Path | None = None
+) -> tuple[str, Path | bytes]:
     """Check a path exists, is within limits and is what its suffix says; return its kind and
-    its content (the path itself for a plain CSV or Parquet file, bytes for a gzip file)."""
+    its content: the path itself for a plain CSV or Parquet file; for a gzip file its
+    decompressed bytes, or with `inflate_to` that path, written with them (memory bounded
+    by a chunk)."""
     if not path.is_file():
         raise Rejected(single(file, Code.FILE_NOT_FOUND, f"{file}: no such file"))
     kind = kind_of(path)
@@ -121,7 +125,12 @@ def open_path(path: Path, file: str, limits: Limits) -> tuple[str, Path | bytes]
                     f"{file}: the name ends in .gz but the file is not gzip-compressed",
                 )
             )
-        return kind, gunzip(path, file, limits)
+        if inflate_to is None:
+            return kind, gunzip(path, file, limits)
+        with inflate_to.open("wb") as out:
+            for piece in _inflate(path, file, limits):
+                out.write(piece)
+        return kind, inflate_to
     if kind == "parquet":
         if size and not head.startswith(b"PAR1"):
             instead = _sniff(head) or "not a Parquet file"
@@ -143,8 +152,14 @@ def open_path(path: Path, file: str, limits: Limits) -> tuple[str, Path | bytes]
 
 
 def gunzip(path: Path, file: str, limits: Limits) -> bytes:
-    """Decompress every gzip member, stopping as soon as the output passes the cap."""
-    out: list[bytes] = []
+    """Decompress every gzip member into memory, stopping as soon as the output passes the
+    cap."""
+    return b"".join(_inflate(path, file, limits))
+
+
+def _inflate(path: Path, file: str, limits: Limits) -> Iterator[bytes]:
+    """The decompressed pieces of every gzip member, in order; `Rejected` as soon as the output
+    passes the cap, or for truncated or corrupt data."""
     total = 0
     inflater = zlib.decompressobj(wbits=31)
     inside = False  # a member was started and has not ended yet
@@ -164,7 +179,7 @@ def gunzip(path: Path, file: str, limits: Limits) -> bytes:
                                 f"{limits.max_decompressed_bytes:,} bytes when decompressed",
                             )
                         )
-                    out.append(piece)
+                    yield piece
                     if inflater.eof:
                         inside = False
                         chunk = inflater.unused_data
@@ -183,7 +198,17 @@ def gunzip(path: Path, file: str, limits: Limits) -> bytes:
                 file, Code.FILE_CORRUPT, f"{file}: the gzip data is truncated or corrupt ({exc})"
             )
         ) from None
-    return b"".join(out)
+
+
+def expanded_size(path: Path) -> int:
+    """A cheap estimate of a file's size once read: its size on disk, or for a gzip file the
+    size its trailer records (modulo 2**32, of its last member), whichever is larger."""
+    size = path.stat().st_size
+    if kind_of(path) != "csv.gz" or size < 18:
+        return size
+    with path.open("rb") as handle:
+        handle.seek(-4, 2)
+        return max(size, int.from_bytes(handle.read(4), "little"))
 
 
 def read_parquet(

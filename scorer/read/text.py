@@ -33,10 +33,18 @@ class Text:
     #: `scan_text(blank_long=True)`, `source` holds them emptied (line numbers kept).
     long_count: int = 0
     long_lines: tuple[tuple[int, int], ...] = ()
+    #: For a part of a file (`scorer.read.split`): the file's line number of each line below
+    #: the header, which holds no blank line. None for a whole file: its own numbering.
+    numbers: pl.Series | None = None
 
     @property
     def rows(self) -> int:
         return max(self.lines - 1, 0)
+
+    @property
+    def part(self) -> bool:
+        """Whether this is a part of a file: it may hold no row at all."""
+        return self.numbers is not None
 
 
 def scan_text(
@@ -60,9 +68,7 @@ def scan_text(
         lines += int(np.count_nonzero(newline))
         whole = len(chunk) // block * block
         maybe_long = maybe_long or not newline[:whole].reshape(-1, block).any(axis=1).all()
-        lenient = lenient or any(chunk.find(b) >= 0 for b in LENIENT_BYTES)
-        # polars' integer parser also takes a carriage return that ends no line ('1004\r,')
-        lenient = lenient or (b"\r" in chunk and chunk.count(b"\r") != chunk.count(b"\r\n"))
+        lenient = lenient or misreadable(chunk)
         quotes += chunk.count(b'"') if b'"' in chunk else 0
         last = chunk[-1:]
     # A quote left open makes polars' reader panic ('"' alone): such a file takes the slow path.
@@ -121,6 +127,14 @@ def scan_text(
         long_count=len(spans),
         long_lines=tuple((line, end - start) for line, start, end in spans[:5]),
     )
+
+
+def misreadable(data: bytes) -> bool:
+    """Whether bytes hold what polars' typed reader would take but the contract does not: a
+    sign or a space (`LENIENT_BYTES`), or a carriage return that ends no line ('1004\r,')."""
+    if any(data.find(b) >= 0 for b in LENIENT_BYTES):
+        return True
+    return b"\r" in data and data.count(b"\r") != data.count(b"\r\n")
 
 
 def _block(limit: int) -> int:
@@ -226,26 +240,12 @@ def text_cells(
             .collect()
         )
     except pl.exceptions.ComputeError:
-        raise Rejected(_encoding_report(file, text)) from None
-    if body.height == 0 and not text.long_count:
+        raise Rejected(encoding_report(file, text)) from None
+    if text.numbers is not None:  # a part's lines carry the file's numbers
+        body = body.with_columns(text.numbers.gather(body.get_column("line") - 2).alias("line"))
+    elif body.height == 0 and not text.long_count:
         raise Rejected(no_rows(file))  # only blank lines below the header
-    issues: list[Problem] = []
-    if text.long_count:
-        issues.append(
-            problem(
-                Code.LINE_TOO_LONG,
-                text.long_count,
-                [
-                    Issue(
-                        Code.LINE_TOO_LONG,
-                        f"line {ln}: the line has {n:,} bytes; at most "
-                        f"{limits.max_line_bytes:,} are accepted",
-                        line=ln,
-                    )
-                    for ln, n in text.long_lines
-                ],
-            )
-        )
+    issues = long_lines(text, limits)
     ragged = body.filter(pl.col("_n") != len(names))
     if ragged.height:
         issues.append(
@@ -279,7 +279,28 @@ def text_cells(
     return cells, issues
 
 
-def _encoding_report(file: str, text: Text) -> Report:
+def long_lines(text: Text, limits: Limits) -> list[Problem]:
+    """The lines longer than the cap that a scan found, as one problem (none: no problem)."""
+    if not text.long_count:
+        return []
+    return [
+        problem(
+            Code.LINE_TOO_LONG,
+            text.long_count,
+            [
+                Issue(
+                    Code.LINE_TOO_LONG,
+                    f"line {ln}: the line has {n:,} bytes; at most "
+                    f"{limits.max_line_bytes:,} are accepted",
+                    line=ln,
+                )
+                for ln, n in text.long_lines
+            ],
+        )
+    ]
+
+
+def encoding_report(file: str, text: Text) -> Report:
     data = text.source if isinstance(text.source, bytes) else text.source.read_bytes()
     try:
         data.decode("utf-8")

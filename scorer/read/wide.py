@@ -28,14 +28,19 @@ def from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
     keeps one row with a null position, so the user is still seen (with 0 items). Cells
     that break their rule are null and counted in `problems`; a split column (a wide
     solution's) is judged as in the long layout."""
-    check_header(file, text.header, _columns(spec), _extras(spec))
-    if text.rows == 0:
+    check(file, text, spec)
+    if text.rows == 0 and not text.part:
         raise Rejected(no_rows(file))
     cells, problems = text_cells(
         file, text, text.header, limits, "; the ids of a list are separated by spaces"
     )
     cells = cells.with_columns(_tokens(pl.col(spec.competition.columns.list)))
     return _to_long(file, cells, spec, "line", limits, problems)
+
+
+def check(file: str, text: Text, spec: Spec) -> None:
+    """The header of a wide CSV file: `Rejected` unless it names the user and list columns."""
+    check_header(file, text.header, _columns(spec), _extras(spec), _extras(spec))
 
 
 def _columns(spec: Spec) -> list[str]:
@@ -59,7 +64,7 @@ def _tokens(cell: pl.Expr) -> pl.Expr:
 def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Table:
     """Parquet files and frames: user ids as integers or text, lists as space-separated text
     or as list columns (of integers or text)."""
-    header = check_frame(file, frame, _columns(spec), _extras(spec), limits)
+    header = check_frame(file, frame, _columns(spec), _extras(spec), limits, _extras(spec))
     extra = [name for name in header if name in _extras(spec)]
     user, ids_name = spec.user, spec.competition.columns.list
     user_type = frame.schema[user]
