@@ -187,8 +187,8 @@ def test_each_part_holds_its_own_users_with_the_file_s_line_numbers(
     users = [set(frame.get_column("user_id")) for frame in frames]
     assert all(0 < len(own) < len(set(whole.get_column("user_id"))) for own in users)
     assert not (users[0] & users[1] or users[0] & users[2] or users[1] & users[2])
-    for part, frame in enumerate(frames):
-        assert all(user % 3 == part for user in users[part])
+    for part, own in enumerate(users):
+        assert all(user % 3 == part for user in own)
     together = pl.concat(frames).sort("line")
     assert together.equals(whole.sort("line"))  # every row once, on its own line
 
