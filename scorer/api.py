@@ -32,17 +32,16 @@ def validate(
 ) -> int:
     """Check a submission against the target users (from a targets file or a solution).
 
-    Returns the number of rows checked; raises `SubmissionError` listing every problem of the
-    submission, or `HostError` when the targets or solution file itself is broken. `parts`
-    as for `score`.
+    Returns the number of ranked items checked (rows of the long format); raises
+    `SubmissionError` listing every problem of the submission, or `HostError` when the targets
+    or solution file itself is broken. `parts` as for `score`.
     """
     if (targets is None) == (solution is None):
         raise UsageError("give exactly one of targets or solution")
     competition = _competition(solution, competition)
 
     def check(users: pl.Series, table: Table) -> int:
-        check_submission(table, users)
-        return table.frame.height
+        return check_submission(table, users).height  # the ranked items, in either format
 
     if solution is None:
         count = _plan(submission, targets, parts)

@@ -110,12 +110,13 @@ def score(
 
 def _score_table(result: ScoreResult) -> str:
     names = list(result.competition.labels.values())
-    lines = [f"{'split':<8} {'users':>7}  " + "  ".join(f"{n:>12}" for n in names)]
+    width = max(12, *map(len, names))  # 'precision@100' is 13 characters
+    lines = [f"{'split':<8} {'users':>7}  " + "  ".join(f"{n:>{width}}" for n in names)]
     for split, values in result.splits.items():
         if values is None:
             continue
         row = values.to_dict(result.competition)
-        cells = "  ".join(f"{row[n]:>12.6f}" for n in names)
+        cells = "  ".join(f"{row[n]:>{width}.6f}" for n in names)
         lines.append(f"{split:<8} {values.users:>7,}  {cells}")
     return "\n".join(lines)
 

@@ -1,0 +1,281 @@
+"""Competitions other than lost items: the spec read from TOML, any k, metric, columns and row
+rule, scored equal to the independent reference in `reference.py`."""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+from pathlib import Path
+
+import polars as pl
+import pytest
+import reference as ref
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+import scorer
+from scorer import LOST_ITEMS, Competition, SubmissionError
+from scorer.cli import app
+from scorer.competition import MAX_K, Columns, Metric, Rows
+from scorer.errors import UsageError
+from scorer.scoring import MASK_MAX_K
+
+ROOT = Path(__file__).resolve().parent.parent
+HM = ROOT / "data" / "hm"
+runner = CliRunner()
+
+SCORE_SAMPLE = [
+    "score",
+    str(ROOT / "data/sample_submission.csv"),
+    "--solution",
+    str(ROOT / "data/solution.csv"),
+]
+SCORE_HM = ["score", str(HM / "sample_submission.csv"), "--solution", str(HM / "solution.csv")]
+VALIDATE_HM = ["validate", str(HM / "sample_submission.csv"), "--targets", str(HM / "targets.csv")]
+
+
+def rules_of(competition: Competition) -> ref.Rules:
+    """The reference's rules for a competition: the same fields, read independently."""
+    columns = competition.columns
+    return ref.Rules(
+        k=competition.k,
+        metric=str(competition.metric),
+        rows=str(competition.rows),
+        user=columns.user,
+        item=columns.item,
+        rank=columns.rank,
+        list=columns.list,
+    )
+
+
+# The spec.
+
+
+def test_the_default_competition_is_lost_items() -> None:
+    assert Competition() == LOST_ITEMS
+    assert (LOST_ITEMS.k, LOST_ITEMS.metric, LOST_ITEMS.rows) == (20, Metric.NDCG, Rows.EXACTLY)
+    assert LOST_ITEMS.columns == Columns("user_id", "edition_id", "rank", "edition_ids")
+    assert LOST_ITEMS.title == "NDCG@20"
+
+
+def test_a_spec_is_read_from_toml() -> None:
+    hm = Competition.load(HM / "competition.toml")
+    assert (hm.name, hm.k, hm.metric, hm.rows) == ("H&M-style", 12, Metric.MAP, Rows.AT_MOST)
+    assert hm.columns == Columns("customer_id", "article_id", "rank", "prediction")
+    assert hm.words.item == "item"  # a spec file says what it means: no lost-items words
+    assert next(iter(hm.labels.values())) == "map@12"  # the competition's metric first
+    assert hm.fingerprint() != LOST_ITEMS.fingerprint()
+    assert Competition.of(hm.to_dict()) == hm  # what a database records reads back
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("kk = 3\n", "unknown key 'kk'"),
+        ("[columns]\nusr = 'a'\n", "unknown key 'columns.usr'"),
+        ("k = 0\n", "k = 0; expected an integer 1..100"),
+        ("k = 101\n", "k = 101; expected an integer 1..100"),
+        ("k = '12'\n", "k = '12'; expected an integer"),
+        ("metric = 'auc'\n", "metric = 'auc'; expected one of 'ndcg', 'recall'"),
+        ("rows = 'some'\n", "rows = 'some'; expected one of 'exactly', 'at_most'"),
+        ("columns = 3\n", "[columns] must be a table"),
+        ("[columns]\nuser = 'rank'\n", "column names must differ"),
+        ("[columns]\nitem = 'a,b'\n", "column name 'a,b'"),
+        ("[splits]\ncolumns = []\n", "splits.columns = []; expected a list of names"),
+        ("k = \n", "not valid TOML"),
+    ],
+)
+def test_a_bad_spec_exits_2_naming_the_key(text: str, named: str, tmp_path: Path) -> None:
+    path = tmp_path / "competition.toml"
+    path.write_text(text)
+    with pytest.raises(UsageError, match=r"competition\.toml: "):
+        Competition.load(path)
+    result = runner.invoke(
+        app,
+        [*SCORE_SAMPLE, "--competition", str(path)],
+    )
+    assert result.exit_code == 2
+    assert named in result.stderr
+
+
+def test_a_missing_spec_file_is_a_usage_error(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        [*VALIDATE_HM, "--competition", str(tmp_path / "nope.toml")],
+    )
+    assert result.exit_code == 2
+    assert "nope.toml: no such competition file" in result.stderr
+
+
+# The H&M-style competition in data/hm, end to end.
+
+
+def test_the_hm_competition_scores_as_the_reference() -> None:
+    result = runner.invoke(
+        app,
+        [*SCORE_HM, "--competition", str(HM / "competition.toml"), "--json"],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    rules = ref.Rules.load(HM / "competition.toml")
+    expected = ref.score_rules(
+        ref.read_csv(HM / "sample_submission.csv"), ref.read_csv(HM / "solution.csv"), rules
+    )
+    assert (data["metric"], data["k"]) == ("map@12", 12)
+    for split in ("overall", "public", "private"):
+        means = expected.splits[split]
+        assert means is not None
+        assert data["metrics"][split]["users"] == means["users"]
+        for metric in ref.METRICS:
+            assert data["metrics"][split][f"{metric}@12"] == pytest.approx(means[metric], abs=1e-12)
+        assert data[split] == pytest.approx(means["map"], abs=1e-12)
+
+
+def test_the_hm_sample_is_valid_against_its_targets() -> None:
+    hm = Competition.load(HM / "competition.toml")
+    rows = scorer.validate(HM / "sample_submission.csv", targets=HM / "targets.csv", competition=hm)
+    lines = (HM / "sample_submission.csv").read_text().splitlines()[1:]
+    assert rows == sum(len(line.split(",")[1].split()) for line in lines)  # ranked items
+    assert any(not line.split(",")[1] for line in lines)  # empty lists among them
+
+
+# The row rule.
+
+
+HM_SPEC = Competition.load(HM / "competition.toml")
+
+
+def reject(lines: list[str], targets: list[int], competition: Competition) -> list[str]:
+    """The messages of a rejected submission, under a competition."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.csv"
+        path.write_text("\n".join(lines) + "\n")
+        frame = pl.DataFrame({competition.columns.user: targets})
+        with pytest.raises(SubmissionError) as caught:
+            scorer.validate(path, targets=frame, competition=competition)
+    return [i.message for p in caught.value.report.problems for i in p.examples]
+
+
+def test_at_most_takes_short_lists_and_refuses_long_ones() -> None:
+    long_list = " ".join(str(100 + i) for i in range(13))
+    messages = reject(
+        ["customer_id,prediction", "1,5 6", "2,", f"3,{long_list}"], [1, 2, 3, 4], HM_SPEC
+    )
+    assert messages == [
+        "line 4: user 3 has 13 items; expected at most 12",
+        "user 4 is missing; expected a line of at most 12 items for every target user",
+    ]
+
+
+def test_at_most_in_the_long_layout() -> None:
+    rows = [f"1,{100 + r},{r}" for r in range(1, 14)]
+    messages = reject(["customer_id,article_id,rank", *rows, "2,7,3"], [1, 2, 3], HM_SPEC)
+    assert messages == [
+        "line 14: rank '13' is not an integer 1..12 (user 1)",
+        "line 2: user 1 has 13 rows (lines 2–14); expected at most 12",
+        "user 3 is missing; expected 1 to 12 rows for every target user",
+    ]
+
+
+def test_exactly_still_refuses_a_short_list() -> None:
+    exact = Competition(k=3, columns=Columns(list="items"))
+    messages = reject(["user_id,items", "1,5 6"], [1], exact)
+    assert messages == ["line 2: user 1 has 2 editions; expected exactly 3"]
+
+
+def test_a_binary_competition_has_no_grade_column(tmp_path: Path) -> None:
+    binary = Competition(relevance="binary")
+    path = tmp_path / "solution.csv"
+    path.write_text("user_id,edition_id,grade\n1,5,2\n")
+    with pytest.raises(scorer.HostError) as caught:
+        scorer.read_solution(path, competition=binary)
+    assert caught.value.report.codes == ["unknown_column"]
+
+
+# Any k, metric, row rule and layout: the same numbers as the reference.
+
+
+@st.composite
+def competitions(draw: st.DrawFn) -> tuple[Competition, list[dict[str, str]], list[dict[str, str]]]:
+    """A competition with its solution and a valid submission, as rows of text cells."""
+    k = draw(st.sampled_from([1, 2, 5, 12, 20, 21, 33, 64, 100]))
+    rows = draw(st.sampled_from(list(Rows)))
+    wide = draw(st.booleans())
+    competition = Competition(
+        name="drawn",
+        k=k,
+        metric=draw(st.sampled_from(list(Metric))),
+        rows=rows,
+        columns=Columns("cid", "aid", "pos", "items"),
+    )
+    rng = random.Random(draw(st.integers(0, 2**32 - 1)))
+    users = rng.sample(range(1, 10**6), rng.randint(1, 25))
+    solution: list[dict[str, str]] = []
+    submission: list[dict[str, str]] = []
+    for user in users:
+        stage = rng.choice(["Public", "private"])
+        lost = rng.sample(range(1, 3 * k + 10), rng.randint(0, min(2 * k, 40)))
+        solution += [{"cid": str(user), "aid": str(a), "stage": stage} for a in lost] or [
+            {"cid": str(user), "aid": "", "stage": stage}
+        ]
+        n = k if rows is Rows.EXACTLY else rng.randint(1 if not wide else 0, k)
+        listed = rng.sample(range(1, 3 * k + 10), n)
+        if wide:
+            submission.append({"cid": str(user), "items": " ".join(map(str, listed))})
+        else:
+            ranks = rng.sample(range(1, k + 1), n)  # at most: gaps are empty places
+            submission += [
+                {"cid": str(user), "aid": str(a), "pos": str(r)}
+                for a, r in zip(listed, ranks, strict=True)
+            ]
+    return competition, solution, submission
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(drawn=competitions())
+def test_any_competition_scores_as_the_reference(
+    drawn: tuple[Competition, list[dict[str, str]], list[dict[str, str]]],
+) -> None:
+    competition, solution, submission = drawn
+    expected = ref.score_rules(submission, solution, rules_of(competition))
+    result = scorer.score(pl.DataFrame(submission), pl.DataFrame(solution), competition=competition)
+    got = {row["user_id"]: row for row in result.per_user.iter_rows(named=True)}
+    assert set(got) == set(expected.users)
+    for user, want in expected.users.items():
+        for metric in ref.METRICS:
+            assert got[user][metric] == pytest.approx(getattr(want, metric), abs=1e-12)
+    for split in ("overall", "public", "private"):
+        means, values = expected.splits[split], result.splits[split]  # type: ignore[index]
+        assert (means is None) == (values is None)
+        if means is not None and values is not None:
+            for metric in Metric:
+                assert values.value(metric) == pytest.approx(means[str(metric)], abs=1e-12)
+    assert result.overall == pytest.approx(ref.primary(expected, rules_of(competition)), abs=1e-12)
+
+
+def test_long_lists_are_added_rank_by_rank_with_the_bits_of_the_mask_tables() -> None:
+    """Above `MASK_MAX_K` a user's DCG is a running sum in rank order; at or below, a table
+    lookup built in the same order: on the same hits both give the same bits."""
+    competition = Competition(k=MASK_MAX_K)
+    wider = Competition(k=MASK_MAX_K + 1)
+    solution = pl.DataFrame({"user_id": [1, 1, 1, 2], "edition_id": [5, 9, 13, 4]})
+    ranks = [3, 1, 7, 2, 11, 20, 4, 5, 6, 8, 9, 10, 12, 13, 14, 15, 16, 17, 18, 19]
+    rows = {"user_id": [1] * 20, "edition_id": [5, 9, 13, *range(100, 117)], "rank": ranks}
+    two = {"user_id": [2] * 20, "edition_id": [4, *range(200, 219)], "rank": list(range(1, 21))}
+    table = pl.concat([pl.DataFrame(rows), pl.DataFrame(two)])
+    a = scorer.score(table, solution, competition=competition).per_user
+    b = scorer.score(
+        pl.concat(
+            [table, pl.DataFrame({"user_id": [1, 2], "edition_id": [999, 998], "rank": [21, 21]})]
+        ),
+        solution,
+        competition=wider,
+    ).per_user
+    assert a.select("ndcg", "map", "mrr").equals(b.select("ndcg", "map", "mrr"))
+
+
+def test_k_is_capped_where_ranks_fit_a_packed_key() -> None:
+    assert MAX_K == 100
+    assert Competition(k=MAX_K).rank_bits == 7
