@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
@@ -9,7 +11,16 @@ from functools import cache
 import polars as pl
 
 from scorer.competition import LOST_ITEMS, Competition, Relevance, Rows
-from scorer.errors import Code, HostError, Issue, Problem, Report, SubmissionError, problem
+from scorer.errors import (
+    Code,
+    HostError,
+    Issue,
+    Problem,
+    Report,
+    SubmissionError,
+    file_error,
+    problem,
+)
 from scorer.keys import edition_of, keyed, packable, ranked, repeats
 from scorer.read import (
     DEFAULT_LIMITS,
@@ -230,11 +241,19 @@ def targets_of(table: Table) -> pl.Series:
     return table.frame.get_column(USER)
 
 
-def _host_table(source: TableLike, role: Role, competition: Competition, limits: Limits) -> Table:
+@contextmanager
+def reading(role: Role) -> Iterator[None]:
+    """Reading a file of `role`: one refused as a whole (`Rejected`) raises its role's error,
+    the participant's for a submission, the organiser's for the others."""
     try:
-        return _read(source, spec_of(role, competition), limits)
+        yield
     except Rejected as exc:
-        raise HostError(str(role), exc.report) from None
+        raise file_error(str(role), exc.report) from None
+
+
+def _host_table(source: TableLike, role: Role, competition: Competition, limits: Limits) -> Table:
+    with reading(role):
+        return _read(source, spec_of(role, competition), limits)
 
 
 def read_submission(
@@ -242,10 +261,8 @@ def read_submission(
 ) -> Table:
     """Read a submission's cells, in either layout; a file whose rows cannot be judged is a
     `SubmissionError`."""
-    try:
+    with reading(Role.SUBMISSION):
         return _read(source, spec_of(Role.SUBMISSION, competition), limits)
-    except Rejected as exc:
-        raise SubmissionError(exc.report) from None
 
 
 def check_submission(

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import TypeVar, cast
 
 from scorer.competition import Competition
-from scorer.contract import Role, spec_of
+from scorer.contract import Role, reading, spec_of
 from scorer.errors import HostError, Problem, Report, SubmissionError
-from scorer.read import Limits, Rejected, Spec, Table, TableLike, describe, kind_of, read_table
+from scorer.read import Limits, Spec, Table, TableLike, describe, kind_of, read_table
 from scorer.read.cells import merge
 from scorer.read.source import expanded_size
 from scorer.read.split import Parts, split
@@ -136,23 +136,15 @@ def _sources(
         yield host, _Whole(submission, entry_spec)
         return
     with tempfile.TemporaryDirectory(prefix="scorer-parts-") as folder:
-        try:
+        with reading(role):
             host_parts = split(Path(str(truth)), host_spec, count, Path(folder) / "truth", limits)
-        except Rejected as exc:
-            raise HostError(str(role), exc.report) from None
-        try:
+        with reading(Role.SUBMISSION):
             entry_parts = split(
                 Path(str(submission)), entry_spec, count, Path(folder) / "submission", limits
             )
-        except Rejected as exc:
-            raise SubmissionError(exc.report) from None
         yield host_parts, entry_parts
 
 
 def _table(source: _Whole | Parts, part: int, limits: Limits, role: Role) -> Table:
-    try:
+    with reading(role):
         return source.table(part, limits)
-    except Rejected as exc:
-        if role is Role.SUBMISSION:
-            raise SubmissionError(exc.report) from None
-        raise HostError(str(role), exc.report) from None

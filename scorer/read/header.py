@@ -107,15 +107,7 @@ def check_frame(
     check_header(file, header, required, optional, exclusive)
     if frame.height == 0:
         raise Rejected(single(file, Code.NO_ROWS, f"{file}: the table has no rows"))
-    if frame.height > limits.max_rows:
-        raise Rejected(
-            single(
-                file,
-                Code.TOO_MANY_ROWS,
-                f"{file}: the table has {frame.height:,} rows; at "
-                f"most {limits.max_rows:,} are accepted",
-            )
-        )
+    limits.check_rows(file, frame.height, "the table has {count} rows")
     return header
 
 

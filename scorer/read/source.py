@@ -32,6 +32,19 @@ class Limits:
     max_rows: int = 250_000_000
     max_line_bytes: int = 4096
 
+    def check_rows(self, file: str, count: int, what: str = "the file has {count} rows") -> None:
+        """`Rejected` (too_many_rows) when `count` rows are over the cap; `what` says what
+        holds them, as the message puts it."""
+        if count > self.max_rows:
+            found = what.replace("{count}", f"{count:,}")  # not format: words are data
+            raise Rejected(
+                single(
+                    file,
+                    Code.TOO_MANY_ROWS,
+                    f"{file}: {found}; at most {self.max_rows:,} are accepted",
+                )
+            )
+
 
 DEFAULT_LIMITS = Limits()
 
@@ -231,14 +244,7 @@ def read_parquet(
         dictionary = [f.name for f in schema if f.name in words and str(f.type) in text]
     except Exception:
         rows, size, dictionary = 0, 0, []  # unreadable footer: the reader below names it
-    if rows > limits.max_rows:
-        raise Rejected(
-            single(
-                file,
-                Code.TOO_MANY_ROWS,
-                f"{file}: the table has {rows:,} rows; at most {limits.max_rows:,} are accepted",
-            )
-        )
+    limits.check_rows(file, rows, "the table has {count} rows")
     if size > limits.max_decompressed_bytes:
         raise Rejected(
             single(

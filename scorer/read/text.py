@@ -109,15 +109,7 @@ def scan_text(
             )
         ) from None
     header = header_names(text)
-    if lines - 1 > limits.max_rows:
-        raise Rejected(
-            single(
-                file,
-                Code.TOO_MANY_ROWS,
-                f"{file}: the file has {lines - 1:,} rows; at most "
-                f"{limits.max_rows:,} are accepted",
-            )
-        )
+    limits.check_rows(file, lines - 1)
     spans = lengths.spans
     return Text(
         source=_blank(content, spans) if spans and blank_long else content,

@@ -7,7 +7,7 @@ import dataclasses
 import polars as pl
 
 from scorer.competition import LOST_ITEMS
-from scorer.errors import Code, Issue, Problem, problem, single
+from scorer.errors import Code, Issue, Problem, problem
 from scorer.read.cells import ITEM, RANK, USER, Spec, Table, Unit, cell_issue, judge, parse_cells
 from scorer.read.header import check_frame, check_header, no_rows, type_report
 from scorer.read.source import Limits, Rejected
@@ -107,15 +107,8 @@ def _to_long(
     position. `cells` holds line, the user (text), the list (of text) and any extras."""
     user, ids = spec.user, spec.competition.columns.list
     total = int(cells.select(pl.col(ids).list.len().sum()).item() or 0)
-    if total > limits.max_rows:
-        raise Rejected(
-            single(
-                file,
-                Code.TOO_MANY_ROWS,
-                f"{file}: the lists hold {total:,} {spec.competition.words.item}s in all; at "
-                f"most {limits.max_rows:,} are accepted",
-            )
-        )
+    items = f"{spec.competition.words.item}s"
+    limits.check_rows(file, total, "the lists hold {count} " + items + " in all")
     extras = [c for c in cells.columns if c not in ("line", user, ids)]
     users, bad_users = parse_cells(file, cells.select("line", user), {user: "id"}, spec, unit)
     rows = (
