@@ -3,7 +3,8 @@
 A small, deterministic 'lost items' competition of 1,000 target users: the solution (hidden lost
 pairs with a 50/50 public/private split by user), the targets participants get, a popularity
 baseline, a sample model submission, and a few broken submissions that show the error report;
-and in data/examples/ the tiny competitions of examples.md.
+in data/examples/ the tiny competitions of examples.md; and in data/hm/ a second, different
+competition, H&M-style MAP@12 (`write_hm`).
 """
 
 from __future__ import annotations
@@ -29,12 +30,7 @@ def main(out: Path = HERE) -> None:
     lost: dict[int, list[int]] = {}
     for user in users:
         n = 0 if rng.random() < 0.02 else rng.randint(1, 30)
-        picked: list[int] = []
-        while len(picked) < n:
-            edition = rng.choices(editions, weights)[0]
-            if edition not in picked:
-                picked.append(edition)
-        lost[user] = picked
+        lost[user] = draw_distinct(rng, editions, weights, n)
 
     solution = []
     for user in users:
@@ -77,6 +73,18 @@ def main(out: Path = HERE) -> None:
         "user_id;edition_id;rank\n" + "".join(f"{u};{e};{r}\n" for u, e, r in model[:K]),
         encoding="utf-8",
     )
+    (out / "hm").mkdir(exist_ok=True)
+    write_hm(out / "hm")
+
+
+def draw_distinct(rng: random.Random, items: list[int], weights: list[float], n: int) -> list[int]:
+    """`n` distinct items drawn one at a time by weight, in the order drawn."""
+    picked: list[int] = []
+    while len(picked) < n:
+        item = rng.choices(items, weights)[0]
+        if item not in picked:
+            picked.append(item)
+    return picked
 
 
 def ranked(user: int, placed: dict[int, int], filler_start: int) -> list[tuple[int, int, int]]:
@@ -131,6 +139,75 @@ def write_examples(examples: Path) -> None:
     (examples / "ranking.json").write_text(
         '{"y_true": [3, 2, 0, 1], "y_score": [0.2, 0.8, 0.8, 0.1], "K": 3}\n', encoding="utf-8"
     )
+
+
+# The H&M-style competition.
+
+HM_SEED = 2012
+HM_CUSTOMERS = 300
+HM_ARTICLES = 1_500
+HM_K = 12
+
+HM_COMPETITION = """\
+name = "H&M-style"
+k = 12
+metric = "map"
+rows = "at_most"
+
+[columns]
+user = "customer_id"
+item = "article_id"
+rank = "rank"
+list = "prediction"
+"""
+
+
+def write_hm(out: Path) -> None:
+    """The H&M-style competition of data/hm/ (task.md, "Other competitions"): MAP@12, at most
+    12 articles a customer in the wide format, a `Usage` column saying Public or Private."""
+    rng = random.Random(HM_SEED)
+    customers = [7_000_001 + i for i in range(HM_CUSTOMERS)]
+    public = set(rng.sample(customers, HM_CUSTOMERS // 2))
+    articles = catalogue(rng)  # most popular first
+    weights = [1 / (rank + 1) ** 0.8 for rank in range(HM_ARTICLES)]  # a long-tailed catalogue
+
+    bought: dict[int, list[int]] = {}
+    for customer in customers:
+        bought[customer] = draw_distinct(rng, articles, weights, rng.randint(0, 6))
+
+    solution = []
+    for customer in customers:
+        usage = "Public" if customer in public else "Private"
+        rows = bought[customer] or [None]  # a customer who bought nothing: one empty row
+        solution += [(customer, "" if a is None else a, usage) for a in rows]
+    (out / "competition.toml").write_text(HM_COMPETITION, encoding="utf-8")
+    _write(out, "solution.csv", ["customer_id", "article_id", "Usage"], solution)
+    _write(out, "targets.csv", ["customer_id"], [(c,) for c in customers])
+
+    popular = articles[: 2 * HM_K]
+    sample = []
+    for customer in customers:
+        draw = rng.random()
+        length = 0 if draw < 0.03 else rng.randint(1, HM_K - 1) if draw < 0.25 else HM_K
+        recalled = [a for a in bought[customer] if rng.random() < 0.4]
+        fill = [a for a in popular if a not in recalled]
+        predicted = (recalled + rng.sample(fill, HM_K))[:length]
+        rng.shuffle(predicted)
+        sample.append((customer, " ".join(str(a) for a in predicted)))
+    _write(out, "sample_submission.csv", ["customer_id", "prediction"], sample)
+
+
+def catalogue(rng: random.Random) -> list[int]:
+    """HM_ARTICLES distinct 9-digit article ids: a 6-digit product code and a 3-digit colour
+    variant, as H&M's 0108775015 without its leading zero."""
+    articles: list[int] = []
+    seen: set[int] = set()
+    while len(articles) < HM_ARTICLES:
+        article = rng.randint(108_775, 959_461) * 1_000 + rng.randint(1, 60)
+        if article not in seen:
+            seen.add(article)
+            articles.append(article)
+    return articles
 
 
 def _write(out: Path, name: str, header: list[str], rows: list[tuple[object, ...]]) -> None:

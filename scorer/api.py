@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Callable
+from typing import TypeVar, cast
 
 import polars as pl
 
@@ -19,6 +20,8 @@ from scorer.errors import UsageError
 from scorer.parts import plan, run
 from scorer.read import DEFAULT_LIMITS, Limits, Table, TableLike
 from scorer.scoring import NoLost, ScoreResult, aggregate, ignored, per_user
+
+R = TypeVar("R")
 
 
 def validate(
@@ -56,17 +59,13 @@ def validate(
             check,
         )
     else:
-        count = _plan(submission, solution, parts)
-        done = run(
+        _, done = _against(
             submission,
             solution,
-            Role.SOLUTION,
             competition,
-            count,
             limits,
-            solution_of,
+            parts,
             lambda truth, table: check(truth.targets, table),
-            ready=isinstance(solution, Solution),
         )
     return sum(done)
 
@@ -93,22 +92,11 @@ def score(
     """
     policy = NoLost.of(no_lost)
     competition = _competition(solution, competition)
-    count = _plan(submission, solution, parts)
 
     def score_part(truth: Solution, table: Table) -> tuple[pl.DataFrame, int, bool]:
         return per_user(check_against(table, truth), truth, policy), ignored(truth), truth.has_split
 
-    done = run(
-        submission,
-        solution,
-        Role.SOLUTION,
-        competition,
-        count,
-        limits,
-        solution_of,
-        score_part,
-        ready=isinstance(solution, Solution),
-    )
+    count, done = _against(submission, solution, competition, limits, parts, score_part)
     users = pl.concat([frame for frame, _, _ in done]).sort("user_id") if count > 1 else done[0][0]
     return ScoreResult(
         splits=aggregate(users, any(has_split for _, _, has_split in done)),
@@ -118,6 +106,32 @@ def score(
         competition=competition,
         parts=count,
     )
+
+
+def _against(
+    submission: TableLike,
+    solution: TableLike | Solution,
+    competition: Competition,
+    limits: Limits,
+    parts: int | None,
+    check: Callable[[Solution, Table], R],
+) -> tuple[int, list[R]]:
+    """`check` the submission against the solution in the parts `plan` gives (a `Solution`
+    read already is used as it is); the number of parts and what each gave."""
+    count = _plan(submission, solution, parts)
+    ready = isinstance(solution, Solution)
+    done = run(
+        submission,
+        solution,
+        Role.SOLUTION,
+        competition,
+        count,
+        limits,
+        solution_of,
+        check,
+        ready=ready,
+    )
+    return count, done
 
 
 def _competition(solution: object, competition: Competition) -> Competition:

@@ -48,6 +48,13 @@ class Code(StrEnum):
     DUPLICATE_USER = "duplicate_user"
     INVALID_GRADE = "invalid_grade"
     EMPTY_AND_PAIRS = "empty_and_pairs"
+    # The organiser's submission log (leaderboards).
+    EMPTY_VALUE = "empty_value"
+    INVALID_TIME = "invalid_time"
+    INVALID_FLAG = "invalid_flag"
+    DUPLICATE_SUBMISSION = "duplicate_submission"
+    TOO_MANY_SELECTED = "too_many_selected"
+    UNKNOWN_SELECTION = "unknown_selection"
 
 
 #: Codes that make the rest of a file unreadable; a report holding one holds nothing else.
@@ -99,6 +106,18 @@ class Issue:
             "message": self.message,
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Issue:
+        """The inverse of `to_dict`."""
+        return cls(
+            code=Code(data["code"]),
+            message=data["message"],
+            line=data.get("line"),
+            user=data.get("user"),
+            column=data.get("column"),
+            value=data.get("value"),
+        )
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -115,6 +134,15 @@ class Problem:
             "examples": [issue.to_dict() for issue in self.examples],
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Problem:
+        """The inverse of `to_dict`."""
+        return cls(
+            code=Code(data["code"]),
+            count=int(data["count"]),
+            examples=tuple(Issue.from_dict(example) for example in data["examples"]),
+        )
+
 
 @dataclass(frozen=True)
 class Report:
@@ -129,6 +157,23 @@ class Report:
         order = {code: i for i, code in enumerate(Code)}
         kept.sort(key=lambda p: order[p.code])
         return cls(file=file, problems=tuple(kept))
+
+    @classmethod
+    def of_issues(cls, file: str, issues: Iterable[Issue]) -> Report:
+        """A report of a flat list of issues, grouped by code in the order of `Code`: each
+        code's full count, and its first `MAX_EXAMPLES` issues as examples."""
+        groups: dict[Code, list[Issue]] = {}
+        for issue in issues:
+            groups.setdefault(issue.code, []).append(issue)
+        return cls.of(file, [problem(code, len(found), found) for code, found in groups.items()])
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        """The inverse of `to_dict` (a report stored as JSON), its problems in stored order."""
+        return cls(
+            file=data["file"],
+            problems=tuple(Problem.from_dict(problem) for problem in data["problems"]),
+        )
 
     @property
     def total(self) -> int:
@@ -205,6 +250,14 @@ class UsageError(ScorerError):
     """A wrong argument or option: the caller's mistake, not a file's."""
 
     exit_code = 2
+
+
+def file_error(role: str, report: Report) -> ScorerError:
+    """The error for a file of `role` that breaks the contract: the participant's for a
+    submission (exit 1), the organiser's for a solution, targets file or manifest (exit 2)."""
+    if role == "submission":
+        return SubmissionError(report)
+    return HostError(role, report)
 
 
 def single(file: str, code: Code, message: str, **where: Any) -> Report:

@@ -124,11 +124,7 @@ def test_bundled_data_is_what_its_script_writes(tmp_path: Path) -> None:
     committed = sorted(
         p.relative_to(ROOT / "data")
         for p in (ROOT / "data").rglob("*")
-        if p.is_file()
-        and p.suffix != ".py"
-        and "__pycache__" not in p.parts
-        # data/hm/ is the H&M-style competition's, checked by tests/test_reference.py
-        and p.relative_to(ROOT / "data").parts[0] != "hm"
+        if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts
     )
     assert written == committed
     for relative in written:

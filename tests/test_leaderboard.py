@@ -15,14 +15,15 @@ import polars as pl
 import pytest
 
 import scorer
-from scorer.errors import UsageError
+from scorer.competition import Split
+from scorer.errors import MAX_EXAMPLES, HostError, Report, UsageError
 from scorer.leaderboard import batch
 from scorer.leaderboard.boards import Phase, Pick, load
 from scorer.leaderboard.confidence import RESAMPLES
 from scorer.leaderboard.demo import make_demo
 from scorer.leaderboard.manifest import ManifestError, read_log
-from scorer.leaderboard.render import FORMATS, render
-from scorer.leaderboard.store import Store
+from scorer.leaderboard.render import FORMATS, error_text, render
+from scorer.leaderboard.store import Status, Store
 
 FILES = 12
 REJECTED = {"submissions/delta/partial.csv", "submissions/echo/semicolons.csv"}
@@ -311,6 +312,22 @@ def test_rejected_submissions_are_never_ranked(world: Path) -> None:
     assert [(t.team, t.rejected) for t in boards.unranked] == [("delta", 1)]
 
 
+def test_a_stored_rejection_reads_back_as_its_report(world: Path) -> None:
+    """The database keeps a rejection as the report's JSON; read back it is the same report,
+    and a run's summary prints it exactly as the scorer does."""
+    with Store(world / "board.db", create=False) as store:
+        errors = [r.error for r in store.records() if r.status == Status.REJECTED]
+    assert len(errors) == len(REJECTED)
+    for error in errors:
+        assert error is not None and error["error"] == "submission_rejected"
+        report = Report.from_dict(error["report"])
+        assert report.to_dict() == error["report"]
+        assert error_text(error) == report.render()
+    internal = {"error": "internal", "message": "MemoryError: out of memory"}
+    assert error_text(internal) == "MemoryError: out of memory"
+    assert error_text(None) == ""
+
+
 def test_statistical_ties_are_flagged(world: Path) -> None:
     rows = {row.team: row for row in load(world / "board.db").public.rows}
     assert rows["bravo"].p_next == 1 / (RESAMPLES + 1)  # far above alpha: never reached
@@ -336,7 +353,7 @@ def test_boards_are_reproducible_with_a_seed(world: Path) -> None:
 def _blur_private(db: Path) -> None:
     """Change every private figure of a database: private scores, metrics, per-user values."""
     with Store(db) as store:
-        arrays = store.per_user((r.id for r in store.records()), "private")
+        arrays = store.per_user((r.id for r in store.records()), Split.PRIVATE)
         with store.transaction():
             store.db.execute(
                 "UPDATE submissions SET private = private / 2, overall = overall / 3, "
@@ -420,8 +437,10 @@ def test_team_names_are_escaped_in_every_format(tmp_path: Path, world: Path) -> 
 # -- the log ----------------------------------------------------------------------------------
 
 
-def test_manifest_problems_are_all_reported_at_once(tmp_path: Path) -> None:
-    (tmp_path / "m.csv").write_text(
+def broken_manifest(folder: Path) -> Path:
+    """A manifest with one problem of each row code (task.md's catalogue quotes its messages)."""
+    path = folder / "m.csv"
+    path.write_text(
         "team,path,submitted_at,selected\n"
         "a,a1.csv,2024-05-01T10:00:00Z,yes\n"
         "a,a2.csv,yesterday,1\n"
@@ -433,30 +452,54 @@ def test_manifest_problems_are_all_reported_at_once(tmp_path: Path) -> None:
         ",b3.csv,2024-05-01,\n"
         "c,c1.csv\n"
     )
+    return path
+
+
+def broken_folder(folder: Path) -> Path:
+    """A folder whose one team selects three files and one it does not have."""
+    (folder / "t").mkdir(parents=True)
+    for name in ("a.csv", "b.csv", "c.csv"):
+        (folder / "t" / name).write_text("x\n")
+    (folder / "t" / "selected.txt").write_text("a.csv\nb.csv\nc.csv\nmissing.csv\n")
+    return folder
+
+
+def test_manifest_problems_are_all_reported_at_once(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError) as caught:
+        read_log(broken_manifest(tmp_path))
+    report = caught.value.report
+    assert {p.code: p.count for p in report.problems} == {
+        "duplicate_submission": 1,
+        "empty_value": 1,
+        "field_count": 1,
+        "invalid_flag": 1,
+        "invalid_time": 1,
+        "too_many_selected": 1,
+    }
+    assert caught.value.exit_code == 2
+    assert isinstance(caught.value, HostError) and caught.value.role == "manifest"
+    assert "line 3: submitted_at 'yesterday'" in str(caught.value)
+
+
+def test_manifest_report_counts_every_problem_and_shows_the_first_few(tmp_path: Path) -> None:
+    bad = MAX_EXAMPLES + 2
+    rows = "".join(f"t,s{i}.csv,soon\n" for i in range(bad))
+    (tmp_path / "m.csv").write_text(f"team,path,submitted_at\n{rows}")
     with pytest.raises(ManifestError) as caught:
         read_log(tmp_path / "m.csv")
-    codes = [issue.code for issue in caught.value.issues]
-    assert sorted(set(codes)) == [
-        "duplicate_submission",
-        "empty_value",
-        "field_count",
-        "invalid_flag",
-        "invalid_time",
-        "too_many_selected",
-    ]
-    assert caught.value.exit_code == 2
-    assert "line 3: submitted_at 'yesterday'" in str(caught.value)
+    (found,) = caught.value.report.problems
+    assert (found.code, found.count, len(found.examples)) == ("invalid_time", bad, MAX_EXAMPLES)
+    assert [issue.line for issue in found.examples] == list(range(2, 2 + MAX_EXAMPLES))
+    assert (found.examples[0].column, found.examples[0].value) == ("submitted_at", "soon")
+    assert str(caught.value).endswith(f"… and {bad - MAX_EXAMPLES} more")
 
 
 def test_manifest_header_is_checked(tmp_path: Path) -> None:
     (tmp_path / "m.csv").write_text("team,file,submitted_at,selcted\n")
     with pytest.raises(ManifestError) as caught:
         read_log(tmp_path / "m.csv")
-    assert [i.code for i in caught.value.issues] == [
-        "missing_column",
-        "unknown_column",
-        "unknown_column",
-    ]
+    report = caught.value.report
+    assert {p.code: p.count for p in report.problems} == {"missing_column": 1, "unknown_column": 2}
 
 
 def test_manifest_times_without_zone_are_utc_and_paths_are_relative(tmp_path: Path) -> None:
@@ -505,13 +548,13 @@ def test_folder_layout_one_sub_folder_per_team(world: Path, tmp_path: Path) -> N
 
 
 def test_folder_selection_errors(tmp_path: Path) -> None:
-    for name in ("a.csv", "b.csv", "c.csv"):
-        (tmp_path / "t").mkdir(exist_ok=True)
-        (tmp_path / "t" / name).write_text("x\n")
-    (tmp_path / "t" / "selected.txt").write_text("a.csv\nb.csv\nc.csv\nmissing.csv\n")
     with pytest.raises(ManifestError) as caught:
-        read_log(tmp_path)
-    assert sorted(i.code for i in caught.value.issues) == ["too_many_selected", "unknown_selection"]
+        read_log(broken_folder(tmp_path))
+    report = caught.value.report
+    assert {p.code: p.count for p in report.problems} == {
+        "too_many_selected": 1,
+        "unknown_selection": 1,
+    }
 
 
 # -- the database -----------------------------------------------------------------------------

@@ -113,7 +113,9 @@ def test_broken_manifest_exits_2(tmp_path: Path, demo: Path) -> None:
     (tmp_path / "solution.csv").write_bytes((demo / "solution.csv").read_bytes())
     result = cli(*score_args(tmp_path))
     assert result.exit_code == 2
-    assert result.stderr.startswith("Error: the manifest is broken (an organiser's problem")
+    assert result.stderr.startswith(
+        "Error: the manifest file is broken (an organiser's problem, not the participant's): "
+    )
     assert "[invalid_time] 1 time" in result.stderr
     as_json = json.loads(cli(*score_args(tmp_path, "--json")).stdout)
     assert as_json["status"] == "error"

@@ -225,16 +225,15 @@ def test_problems_read_the_rules_columns() -> None:
 
 
 def test_lost_items_rules_are_todays_defaults() -> None:
-    assert Rules.lost_items() == Rules(
-        k=ref.K,
-        metric="ndcg",
-        rows="exactly",
-        user="user_id",
-        item="edition_id",
-        rank="rank",
-        list="edition_ids",
-        split_columns=("stage", "Usage"),
+    rules = Rules.lost_items()
+    assert (rules.k, rules.metric, rules.rows) == (ref.K, "ndcg", "exactly")
+    assert (rules.user, rules.item, rules.rank, rules.list) == (
+        "user_id",
+        "edition_id",
+        "rank",
+        "edition_ids",
     )
+    assert rules.split_columns == ("stage", "Usage")
 
 
 def test_score_is_score_rules_with_the_lost_items_rules() -> None:
@@ -252,11 +251,11 @@ def test_hm_rules_load_from_the_toml() -> None:
 
 
 def test_hm_files_are_what_the_script_writes(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("make_hm", HM / "make_hm.py")
+    spec = importlib.util.spec_from_file_location("make_data", DATA / "make_data.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    module.main(tmp_path)
+    module.write_hm(tmp_path)
     names = ["competition.toml", "solution.csv", "targets.csv", "sample_submission.csv"]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
     for name in names:

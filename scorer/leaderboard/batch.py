@@ -16,11 +16,11 @@ import polars as pl
 
 from scorer import __version__
 from scorer.api import score as score_submission
-from scorer.competition import LOST_ITEMS, Competition
+from scorer.competition import LOST_ITEMS, Competition, Split, Stage
 from scorer.contract import Solution, read_solution
 from scorer.errors import SubmissionError, UsageError
 from scorer.leaderboard.manifest import Submission, read_log
-from scorer.leaderboard.store import SPLITS, STAGE_CODES, Fingerprint, Store
+from scorer.leaderboard.store import SPLITS, STAGE_CODES, Fingerprint, Status, Store
 from scorer.read import DEFAULT_LIMITS, Limits
 from scorer.scoring import NoLost
 
@@ -34,7 +34,7 @@ class Outcome:
 
     team: str
     path: str
-    status: str
+    status: Status
     cached: bool
     public: float | None
     error: dict[str, Any] | None
@@ -44,7 +44,7 @@ class Outcome:
         return {
             "team": self.team,
             "path": self.path,
-            "status": self.status,
+            "status": str(self.status),
             "cached": self.cached,
             "public": self.public,
         }
@@ -62,16 +62,16 @@ class BatchResult:
         statuses = [o.status for o in self.outcomes]
         return {
             "total": len(self.outcomes),
-            "scored": sum(1 for o in self.outcomes if o.status == "scored" and not o.cached),
+            "scored": sum(1 for o in self.outcomes if o.status == Status.SCORED and not o.cached),
             "cached": sum(1 for o in self.outcomes if o.cached),
-            "rejected": statuses.count("rejected"),
-            "failed": statuses.count("failed"),
+            "rejected": statuses.count(Status.REJECTED),
+            "failed": statuses.count(Status.FAILED),
             "removed": self.removed,
         }
 
     @property
     def failures(self) -> list[Outcome]:
-        return [o for o in self.outcomes if o.status in ("rejected", "failed")]
+        return [o for o in self.outcomes if o.status in (Status.REJECTED, Status.FAILED)]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -191,7 +191,7 @@ class _Truth:
                 )
             users = solution.users.sort("user_id")
             ids = users.get_column("user_id").to_numpy().astype(np.int64)
-            named = {k: v for k, v in STAGE_CODES.items() if k is not None}
+            named = {str(k): v for k, v in STAGE_CODES.items() if k is not None}
             stages = (
                 users.select(
                     pl.col("stage").replace_strict(
@@ -220,7 +220,7 @@ def _one(
         digest is not None
         and known.content_hash == digest
         and known.fingerprint == fingerprint
-        and known.status in ("scored", "rejected")
+        and known.status in (Status.SCORED, Status.REJECTED)
     ):
         store.mark_checked(known.id)
         return Outcome(entry.team, entry.key, known.status, True, known.public, known.error)
@@ -228,20 +228,21 @@ def _one(
     started = time.perf_counter()
     scores: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
-    per_user: dict[str, np.ndarray] | None = None
+    per_user: dict[Split, np.ndarray] | None = None
     public: float | None = None
     try:
         result = score_submission(entry.path, solution, no_lost=policy, limits=limits)
     except SubmissionError as exc:
-        status, error = "rejected", exc.to_dict()
+        status, error = Status.REJECTED, exc.to_dict()
     except Exception as exc:  # a scorer bug on one file must not stop the batch
-        status = "failed"
+        status = Status.FAILED
         error = {"error": "internal", "message": f"{type(exc).__name__}: {exc}"}
     else:
-        status, public = "scored", result.public
+        status, public = Status.SCORED, result.public
         scores = result.to_dict()
         values = aligned(result.per_user, ids, str(result.competition.metric))
-        per_user = {split: values[stages == STAGE_CODES[split]] for split in SPLITS}
+        # A split's users are the solution's users of the stage of the same name.
+        per_user = {split: values[stages == STAGE_CODES[Stage(split)]] for split in SPLITS}
     store.save(
         known.id,
         status=status,

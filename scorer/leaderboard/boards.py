@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from scorer.competition import LOST_ITEMS
+from scorer.competition import LOST_ITEMS, Split
 from scorer.leaderboard.confidence import ALPHA, LEVEL, RESAMPLES, SEED, analyse
 from scorer.leaderboard.manifest import MAX_SELECTED
-from scorer.leaderboard.store import Record, Store
+from scorer.leaderboard.store import Record, Status, Store
 
 #: The name of the gap test, as outputs state it.
 TEST = "paired sign-flip permutation test"
@@ -76,7 +76,7 @@ class Row:
 
 @dataclass(frozen=True)
 class Board:
-    name: str
+    name: Split
     rows: tuple[Row, ...]
     users: int
     #: The metric the board ranks by, as reports name it (`ndcg@20`).
@@ -154,21 +154,23 @@ def load(
 
 def build(store: Store, phase: Phase, *, resamples: int = RESAMPLES, seed: int = SEED) -> Boards:
     records = store.records(private=phase is Phase.FINAL)
-    scored = [r for r in records if r.current and r.status == "scored" and r.public is not None]
+    scored = [
+        r for r in records if r.current and r.status == Status.SCORED and r.public is not None
+    ]
     by_team: dict[str, list[Record]] = {}
     for record in scored:
         by_team.setdefault(record.team, []).append(record)
     public_picks = [min(team, key=_public_key) for team in by_team.values()]
     public_picks.sort(key=lambda r: (-_score(r.public), r.submitted_at, r.team))
     counts = {team: len(rows) for team, rows in by_team.items()}
-    public = _board(store, "public", public_picks, counts, resamples, seed)
+    public = _board(store, Split.PUBLIC, public_picks, counts, resamples, seed)
     private = None
     if phase is Phase.FINAL:
         public_rank = {row.team: row.rank for row in public.rows}
         counted = [_private_pick(rows) for rows in by_team.values()]
         picks = [(r, pick) for r, pick in counted if r.private is not None]
         picks.sort(key=lambda rp: (-_score(rp[0].private), rp[0].submitted_at, rp[0].team))
-        board = _board(store, "private", [r for r, _ in picks], counts, resamples, seed)
+        board = _board(store, Split.PRIVATE, [r for r, _ in picks], counts, resamples, seed)
         rows = tuple(
             replace(
                 row,
@@ -178,13 +180,13 @@ def build(store: Store, phase: Phase, *, resamples: int = RESAMPLES, seed: int =
             )
             for row, (_, pick) in zip(board.rows, picks, strict=True)
         )
-        private = Board(name="private", rows=rows, users=board.users, metric=board.metric)
+        private = Board(name=Split.PRIVATE, rows=rows, users=board.users, metric=board.metric)
     return Boards(
         phase=phase,
         public=public,
         private=private,
         unranked=_unranked(records, set(by_team)),
-        pending=sum(1 for r in records if not r.current and r.status != "failed"),
+        pending=sum(1 for r in records if not r.current and r.status != Status.FAILED),
         resamples=resamples,
         seed=seed,
     )
@@ -214,7 +216,7 @@ def _private_pick(rows: Sequence[Record]) -> tuple[Record, Pick]:
 
 def _board(
     store: Store,
-    name: str,
+    name: Split,
     picks: Sequence[Record],
     counts: dict[str, int],
     resamples: int,
@@ -241,7 +243,7 @@ def _board(
         Row(
             rank=i + 1,
             team=r.team,
-            score=_score(r.public if name == "public" else r.private),
+            score=_score(r.public if name == Split.PUBLIC else r.private),
             low=low[i],
             high=high[i],
             p_next=p_next[i],
@@ -268,9 +270,9 @@ def _unranked(records: Sequence[Record], ranked: set[str]) -> tuple[Unranked, ..
     return tuple(
         Unranked(
             team=team,
-            rejected=sum(1 for r in rows if r.current and r.status == "rejected"),
-            failed=sum(1 for r in rows if r.status == "failed"),
-            pending=sum(1 for r in rows if not r.current and r.status != "failed"),
+            rejected=sum(1 for r in rows if r.current and r.status == Status.REJECTED),
+            failed=sum(1 for r in rows if r.status == Status.FAILED),
+            pending=sum(1 for r in rows if not r.current and r.status != Status.FAILED),
         )
         for team, rows in sorted(teams.items())
     )

@@ -27,6 +27,7 @@ from scorer.leaderboard.boards import Phase, load
 from scorer.leaderboard.confidence import RESAMPLES, SEED
 from scorer.leaderboard.demo import DEMO_USERS, make_demo
 from scorer.leaderboard.render import Format, batch_text, render, renderables, table_text
+from scorer.leaderboard.store import Status
 from scorer.scoring import NoLost
 from scorer.shell import HOST, REJECTED, CompetitionFile, Json, competition_of, guarded
 from scorer.write import write_text
@@ -63,7 +64,8 @@ def _progress(show: bool) -> Iterator[OnProgress | None]:
         transient=False,
     )
     task = bar.add_task("score", total=None, tally="")
-    tally = {"scored": 0, "cached": 0, "rejected": 0, "failed": 0}
+    # Counted as in `BatchResult.counts`: a reused verdict is "cached", whatever its status.
+    tally: dict[str, int] = {Status.SCORED: 0, "cached": 0, Status.REJECTED: 0, Status.FAILED: 0}
 
     def update(done: int, total: int, outcome: Outcome | None) -> None:
         if outcome is not None:

@@ -8,11 +8,9 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path, PurePosixPath
-from typing import Any
 
-from scorer.errors import MAX_EXAMPLES, ScorerError
+from scorer.errors import Code, HostError, Issue, Report, shorten
 
 #: Columns of a manifest; `selected` may be left out (then nothing is selected).
 REQUIRED = ("team", "path", "submitted_at")
@@ -41,81 +39,32 @@ class Submission:
     selected: bool
 
 
-class ManifestCode(StrEnum):
-    """Stable codes of the problems a submission log can have (all the organiser's)."""
-
-    FILE_NOT_FOUND = "file_not_found"
-    FILE_EMPTY = "file_empty"
-    FILE_ENCODING = "file_encoding"
-    FILE_FORMAT = "file_format"
-    MISSING_COLUMN = "missing_column"
-    UNKNOWN_COLUMN = "unknown_column"
-    DUPLICATE_COLUMN = "duplicate_column"
-    FIELD_COUNT = "field_count"
-    EMPTY_VALUE = "empty_value"
-    INVALID_TIME = "invalid_time"
-    INVALID_FLAG = "invalid_flag"
-    DUPLICATE_SUBMISSION = "duplicate_submission"
-    TOO_MANY_SELECTED = "too_many_selected"
-    UNKNOWN_SELECTION = "unknown_selection"
-
-
-@dataclass(frozen=True)
-class ManifestIssue:
-    code: ManifestCode
-    message: str
-    line: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": str(self.code), "line": self.line, "message": self.message}
+#: The codes the reader can report; `task.md` documents each for the log.
+MANIFEST_CODES = frozenset(
+    {
+        Code.FILE_NOT_FOUND,
+        Code.FILE_EMPTY,
+        Code.FILE_ENCODING,
+        Code.FILE_FORMAT,
+        Code.MISSING_COLUMN,
+        Code.UNKNOWN_COLUMN,
+        Code.DUPLICATE_COLUMN,
+        Code.FIELD_COUNT,
+        Code.EMPTY_VALUE,
+        Code.INVALID_TIME,
+        Code.INVALID_FLAG,
+        Code.DUPLICATE_SUBMISSION,
+        Code.TOO_MANY_SELECTED,
+        Code.UNKNOWN_SELECTION,
+    }
+)
 
 
-class ManifestError(ScorerError):
+class ManifestError(HostError):
     """The organiser's submission log is broken: every problem, grouped by code (exit 2)."""
 
-    exit_code = 2
-
-    def __init__(self, file: str, issues: list[ManifestIssue]) -> None:
-        self.file = file
-        self.issues = issues
-        super().__init__(
-            f"the manifest is broken (an organiser's problem, not a participant's): {self.render()}"
-        )
-
-    def _groups(self) -> dict[ManifestCode, list[ManifestIssue]]:
-        """Issues by code, in the order of `ManifestCode`."""
-        groups: dict[ManifestCode, list[ManifestIssue]] = {code: [] for code in ManifestCode}
-        for issue in self.issues:
-            groups[issue.code].append(issue)
-        return {code: issues for code, issues in groups.items() if issues}
-
-    def render(self) -> str:
-        noun = "problem" if len(self.issues) == 1 else "problems"
-        lines = [f"{self.file}: {len(self.issues):,} {noun} found"]
-        for code, issues in self._groups().items():
-            lines.append(f"  [{code}] {len(issues):,} {'time' if len(issues) == 1 else 'times'}")
-            lines.extend(f"    {issue.message}" for issue in issues[:MAX_EXAMPLES])
-            if len(issues) > MAX_EXAMPLES:
-                lines.append(f"    … and {len(issues) - MAX_EXAMPLES:,} more")
-        return "\n".join(lines)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "error": "host_error",
-            "role": "manifest",
-            "report": {
-                "file": self.file,
-                "total": len(self.issues),
-                "problems": [
-                    {
-                        "code": str(code),
-                        "count": len(issues),
-                        "examples": [i.to_dict() for i in issues[:MAX_EXAMPLES]],
-                    }
-                    for code, issues in self._groups().items()
-                ],
-            },
-        }
+    def __init__(self, file: str, issues: Iterable[Issue]) -> None:
+        super().__init__("manifest", Report.of_issues(file, issues))
 
 
 def read_log(source: Path) -> list[Submission]:
@@ -127,7 +76,7 @@ def read_log(source: Path) -> list[Submission]:
         return read_manifest(source)
     raise ManifestError(
         source.name,
-        [ManifestIssue(ManifestCode.FILE_NOT_FOUND, f"{source}: no such file or folder")],
+        [Issue(Code.FILE_NOT_FOUND, f"{source}: no such file or folder")],
     )
 
 
@@ -138,15 +87,15 @@ def read_manifest(path: Path) -> list[Submission]:
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError:
-        issue = ManifestIssue(ManifestCode.FILE_ENCODING, "the file is not UTF-8")
+        issue = Issue(Code.FILE_ENCODING, "the file is not UTF-8")
         raise ManifestError(file, [issue]) from None
     try:
         rows = list(csv.reader(io.StringIO(text, newline="")))
     except csv.Error as exc:
-        issue = ManifestIssue(ManifestCode.FILE_FORMAT, f"not a CSV file ({exc})")
+        issue = Issue(Code.FILE_FORMAT, f"not a CSV file ({exc})")
         raise ManifestError(file, [issue]) from None
     if not rows or not any(cell.strip() for cell in rows[0]):
-        raise ManifestError(file, [ManifestIssue(ManifestCode.FILE_EMPTY, "the file is empty", 1)])
+        raise ManifestError(file, [Issue(Code.FILE_EMPTY, "the file is empty", 1)])
     header = [name.strip() for name in rows[0]]
     issues = _header_issues(header)
     if issues:
@@ -158,8 +107,8 @@ def read_manifest(path: Path) -> list[Submission]:
             continue  # blank lines, as spreadsheets leave at the end
         if len(row) != len(header):
             issues.append(
-                ManifestIssue(
-                    ManifestCode.FIELD_COUNT,
+                Issue(
+                    Code.FIELD_COUNT,
                     f"line {line}: {len(row)} fields; expected {len(header)} ({','.join(header)})",
                     line,
                 )
@@ -179,7 +128,7 @@ def read_folder(root: Path) -> list[Submission]:
     """Read `ROOT/TEAM/…/FILE`: every file under a team's folder is a submission (hidden files
     and `selected.txt` aside), submitted at its modification time. `TEAM/selected.txt` names
     the team's selected files, one a line, relative to the team's folder."""
-    issues: list[ManifestIssue] = []
+    issues: list[Issue] = []
     found: list[Submission] = []
     for team_dir in sorted(p for p in root.iterdir() if p.is_dir() and not _hidden(p.name)):
         team = team_dir.name
@@ -212,7 +161,7 @@ def _hidden(name: str) -> bool:
     return name.startswith(".")
 
 
-def _selection(team_dir: Path, names: set[str], issues: list[ManifestIssue]) -> set[str]:
+def _selection(team_dir: Path, names: set[str], issues: list[Issue]) -> set[str]:
     path = team_dir / SELECTION_FILE
     if not path.is_file():
         return set()
@@ -224,8 +173,8 @@ def _selection(team_dir: Path, names: set[str], issues: list[ManifestIssue]) -> 
             continue
         if name not in names:
             issues.append(
-                ManifestIssue(
-                    ManifestCode.UNKNOWN_SELECTION,
+                Issue(
+                    Code.UNKNOWN_SELECTION,
                     f"{where} line {line}: {name!r} is not a file of team {team_dir.name!r}",
                     line,
                 )
@@ -233,21 +182,22 @@ def _selection(team_dir: Path, names: set[str], issues: list[ManifestIssue]) -> 
         chosen.add(name)
     if len(chosen) > MAX_SELECTED:
         issues.append(
-            ManifestIssue(
-                ManifestCode.TOO_MANY_SELECTED,
+            Issue(
+                Code.TOO_MANY_SELECTED,
                 f"{where}: {len(chosen)} submissions selected; at most {MAX_SELECTED} may be",
             )
         )
     return chosen
 
 
-def _header_issues(header: list[str]) -> list[ManifestIssue]:
+def _header_issues(header: list[str]) -> list[Issue]:
     issues = [
-        ManifestIssue(
-            ManifestCode.MISSING_COLUMN,
+        Issue(
+            Code.MISSING_COLUMN,
             f"line 1: column {name!r} is missing; expected the header "
             f"{','.join(REQUIRED + OPTIONAL)} (selected is optional)",
-            1,
+            line=1,
+            column=name,
         )
         for name in REQUIRED
         if name not in header
@@ -256,52 +206,58 @@ def _header_issues(header: list[str]) -> list[ManifestIssue]:
     for name in header:
         if name in seen:
             issues.append(
-                ManifestIssue(
-                    ManifestCode.DUPLICATE_COLUMN, f"line 1: column {name!r} appears twice", 1
+                Issue(
+                    Code.DUPLICATE_COLUMN,
+                    f"line 1: column {name!r} appears twice",
+                    line=1,
+                    column=name,
                 )
             )
         elif name not in REQUIRED + OPTIONAL:
             issues.append(
-                ManifestIssue(
-                    ManifestCode.UNKNOWN_COLUMN,
+                Issue(
+                    Code.UNKNOWN_COLUMN,
                     f"line 1: unexpected column {name!r}; expected only "
                     f"{', '.join(REQUIRED + OPTIONAL)}",
-                    1,
+                    line=1,
+                    column=name,
                 )
             )
         seen.add(name)
     return issues
 
 
-def _entry(
-    cells: dict[str, str], line: int, base: Path, issues: list[ManifestIssue]
-) -> Submission | None:
+def _entry(cells: dict[str, str], line: int, base: Path, issues: list[Issue]) -> Submission | None:
     ok = True
     for name in ("team", "path"):
         if not cells[name]:
             issues.append(
-                ManifestIssue(ManifestCode.EMPTY_VALUE, f"line {line}: {name} is empty", line)
+                Issue(Code.EMPTY_VALUE, f"line {line}: {name} is empty", line=line, column=name)
             )
             ok = False
     when = parse_time(cells["submitted_at"])
     if when is None:
         issues.append(
-            ManifestIssue(
-                ManifestCode.INVALID_TIME,
+            Issue(
+                Code.INVALID_TIME,
                 f"line {line}: submitted_at {cells['submitted_at']!r} is not an ISO 8601 time "
                 "(expected e.g. 2024-05-01T12:30:00Z)",
-                line,
+                line=line,
+                column="submitted_at",
+                value=shorten(cells["submitted_at"]),
             )
         )
         ok = False
     flag = cells.get("selected", "").lower()
     if flag not in TRUE_WORDS | FALSE_WORDS:
         issues.append(
-            ManifestIssue(
-                ManifestCode.INVALID_FLAG,
+            Issue(
+                Code.INVALID_FLAG,
                 f"line {line}: selected {cells['selected']!r} is not a yes/no value "
                 "(expected 1, 0, true, false, yes, no or empty)",
-                line,
+                line=line,
+                column="selected",
+                value=shorten(cells["selected"]),
             )
         )
         ok = False
@@ -329,16 +285,16 @@ def parse_time(text: str) -> datetime | None:
     return when.astimezone(UTC)
 
 
-def _log_issues(found: Iterable[tuple[int, Submission]]) -> list[ManifestIssue]:
-    issues: list[ManifestIssue] = []
+def _log_issues(found: Iterable[tuple[int, Submission]]) -> list[Issue]:
+    issues: list[Issue] = []
     first: dict[tuple[str, str], int] = {}
     selected: dict[str, list[int]] = {}
     for line, entry in found:
         key = (entry.team, entry.key)
         if key in first:
             issues.append(
-                ManifestIssue(
-                    ManifestCode.DUPLICATE_SUBMISSION,
+                Issue(
+                    Code.DUPLICATE_SUBMISSION,
                     f"line {line}: team {entry.team!r} lists {entry.key!r} again "
                     f"(first on line {first[key]})",
                     line,
@@ -350,8 +306,8 @@ def _log_issues(found: Iterable[tuple[int, Submission]]) -> list[ManifestIssue]:
     for team, lines in selected.items():
         if len(lines) > MAX_SELECTED:
             issues.append(
-                ManifestIssue(
-                    ManifestCode.TOO_MANY_SELECTED,
+                Issue(
+                    Code.TOO_MANY_SELECTED,
                     f"lines {', '.join(map(str, lines))}: team {team!r} selects {len(lines)} "
                     f"submissions; at most {MAX_SELECTED} may be selected",
                     lines[0],

@@ -13,6 +13,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from scorer.errors import Report
 from scorer.leaderboard.batch import BatchResult
 from scorer.leaderboard.boards import Boards
 from scorer.leaderboard.page import page
@@ -144,12 +145,4 @@ def error_text(error: dict[str, Any] | None) -> str:
     report = error.get("report")
     if not isinstance(report, dict):
         return str(error.get("message", error))
-    total = report.get("total", 0)
-    lines = [f"{report.get('file')}: {total:,} {'problem' if total == 1 else 'problems'} found"]
-    for problem in report.get("problems", []):
-        count = problem["count"]
-        lines.append(f"  [{problem['code']}] {count:,} {'time' if count == 1 else 'times'}")
-        lines += [f"    {example['message']}" for example in problem["examples"]]
-        if count > len(problem["examples"]):
-            lines.append(f"    … and {count - len(problem['examples']):,} more")
-    return "\n".join(lines)
+    return Report.from_dict(report).render()

@@ -9,12 +9,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from scorer.competition import LOST_ITEMS, Competition
+from scorer.competition import LOST_ITEMS, Competition, Split, Stage
 from scorer.errors import UsageError
 from scorer.leaderboard.manifest import Submission
 
@@ -24,14 +25,27 @@ SCHEMA_VERSION = "1"
 #: How long a writer waits for another run's transaction before giving up, in seconds.
 BUSY_TIMEOUT = 60.0
 
-#: Per-user stages as stored beside a solution's user ids (one byte a user).
-STAGE_CODES = {"public": 0, "private": 1, "ignored": 2, None: 3}
+#: Per-user stages as stored beside a solution's user ids (one byte a user; None: no stage).
+STAGE_CODES: dict[Stage | None, int] = {
+    Stage.PUBLIC: 0,
+    Stage.PRIVATE: 1,
+    Stage.IGNORED: 2,
+    None: 3,
+}
 
 #: The splits whose per-user scores are stored, each apart: the public board never reads
 #: a private row.
-SPLITS = ("public", "private")
+SPLITS = (Split.PUBLIC, Split.PRIVATE)
 
-STATUSES = ("pending", "scored", "rejected", "failed")
+
+class Status(StrEnum):
+    """A submission's state in the database (stored as its value)."""
+
+    PENDING = "pending"  # in the log, no verdict yet (new, or its run was interrupted)
+    SCORED = "scored"
+    REJECTED = "rejected"  # the participant's file breaks the contract; the report is kept
+    FAILED = "failed"  # the scorer broke on the file (a bug); tried again on every run
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -101,7 +115,7 @@ class Record:
     path: str
     submitted_at: datetime
     selected: bool
-    status: str
+    status: Status
     current: bool
     overall: float | None
     public: float | None
@@ -115,7 +129,7 @@ class Cached:
     """What the database knows of a submission before it is checked again."""
 
     id: int
-    status: str
+    status: Status
     content_hash: str | None
     fingerprint: Fingerprint | None
     public: float | None
@@ -281,7 +295,8 @@ class Store:
             raise UsageError(f"submission {team}/{key} vanished from the database during the run")
         ident, status, content, solution, version, config, public, error = row
         known = Fingerprint(solution, version, config) if solution is not None else None
-        return Cached(ident, status, content, known, public, json.loads(error) if error else None)
+        stored = json.loads(error) if error else None
+        return Cached(ident, Status(status), content, known, public, stored)
 
     def mark_checked(self, ident: int) -> None:
         with self.transaction():
@@ -291,17 +306,17 @@ class Store:
         self,
         ident: int,
         *,
-        status: str,
+        status: Status,
         content_hash: str | None,
         fingerprint: Fingerprint,
         scores: dict[str, Any] | None,
         error: dict[str, Any] | None,
-        per_user: dict[str, np.ndarray] | None,
+        per_user: dict[Split, np.ndarray] | None,
         seconds: float,
     ) -> None:
         """Write one submission's verdict and its per-user scores (by split) together."""
-        if status not in STATUSES:
-            raise ValueError(f"status {status!r}; expected one of {STATUSES}")
+        if status not in tuple(Status):
+            raise ValueError(f"status {status!r}; expected one of {', '.join(Status)}")
         splits = scores or {}
         stamp_now = now()
         with self.transaction():
@@ -311,7 +326,7 @@ class Store:
                 metrics = ?, error = ?, scored_at = ?, checked_at = ?, seconds = ?
                 WHERE id = ?""",
                 (
-                    status,
+                    str(status),
                     content_hash,
                     fingerprint.solution_hash,
                     fingerprint.scorer_version,
@@ -331,7 +346,7 @@ class Store:
             self.db.executemany(
                 "INSERT INTO per_user VALUES (?, ?, ?)",
                 [
-                    (ident, split, np.ascontiguousarray(values, dtype="<f8").tobytes())
+                    (ident, str(split), np.ascontiguousarray(values, dtype="<f8").tobytes())
                     for split, values in (per_user or {}).items()
                 ],
             )
@@ -382,7 +397,7 @@ class Store:
             overall, public, private, error, scored_at = row[9:]
             fresh = (
                 current is not None
-                and status in ("scored", "rejected")
+                and status in (Status.SCORED, Status.REJECTED)
                 and Fingerprint(solution, version, config) == current
             )
             records.append(
@@ -392,7 +407,7 @@ class Store:
                     path=path,
                     submitted_at=datetime.fromisoformat(when),
                     selected=bool(selected),
-                    status=status,
+                    status=Status(status),
                     current=fresh,
                     overall=overall,
                     public=public,
@@ -403,11 +418,11 @@ class Store:
             )
         return records
 
-    def per_user(self, idents: Iterable[int], split: str) -> dict[int, np.ndarray]:
+    def per_user(self, idents: Iterable[int], split: Split) -> dict[int, np.ndarray]:
         """The stored per-user NDCG of some submissions on one split, aligned with the
         split's users in their solution's order (NaN: a user the scorer left out)."""
         if split not in SPLITS:
-            raise ValueError(f"split {split!r}; expected one of {SPLITS}")
+            raise ValueError(f"split {split!r}; expected one of {', '.join(SPLITS)}")
         wanted = list(idents)
         if not wanted:
             return {}
@@ -415,6 +430,6 @@ class Store:
         rows = self.db.execute(
             "SELECT submission_id, ndcg FROM per_user "
             f"WHERE split = ? AND submission_id IN ({marks})",
-            [split, *wanted],
+            [str(split), *wanted],
         ).fetchall()
         return {ident: np.frombuffer(blob, dtype="<f8") for ident, blob in rows}

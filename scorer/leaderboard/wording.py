@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from scorer.competition import Split
 from scorer.leaderboard.boards import Board, Boards, Phase, Row
+from scorer.leaderboard.store import Status
 
 #: Decimals of a score on a board meant for people (JSON and CSV keep every digit).
 SCORE_DECIMALS = 6
@@ -41,7 +43,7 @@ def when(row: Row) -> str:
 
 def title(board: Board) -> str:
     metric = board.metric.upper()
-    split = "Public" if board.name == "public" else "Private"
+    split = "Public" if board.name == Split.PUBLIC else "Private"
     return f"{split} leaderboard — {metric} on {board.users:,} {board.name} users"
 
 
@@ -59,9 +61,9 @@ def notes(boards: Boards) -> list[str]:
         why = [
             f"{n} {what}"
             for n, what in (
-                (team.rejected, "rejected"),
-                (team.failed, "failed"),
-                (team.pending, "pending"),
+                (team.rejected, Status.REJECTED),
+                (team.failed, Status.FAILED),
+                (team.pending, Status.PENDING),
             )
             if n
         ]
@@ -83,14 +85,14 @@ def columns(board: Board) -> list[tuple[str, str]]:
         ("95% interval", "center"),
         ("vs next", "left"),
     ]
-    if board.name == "private":
+    if board.name == Split.PRIVATE:
         cols += [("Public rank", "right"), ("Shake-up", "right"), ("Pick", "left")]
     return [*cols, ("Submitted (UTC)", "left"), ("Entries", "right")]
 
 
 def cells(board: Board, row: Row) -> list[str]:
     values = [str(row.rank), row.team, score(row.score), interval(row), versus(row)]
-    if board.name == "private":
+    if board.name == Split.PRIVATE:
         values += [str(row.public_rank), shake(row), str(row.pick)]
     return [*values, when(row), str(row.entries)]
 

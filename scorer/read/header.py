@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from scorer.errors import Code, Issue, Report, problem, shorten, single
+from scorer.errors import Code, Issue, Report, shorten, single
 from scorer.read.source import Limits, Rejected
 
 
@@ -71,10 +71,8 @@ def check_header(
         names = " and ".join(repr(name) for name in both)
         problems.append(f"{file}: line 1: {names} name the same thing; keep one")
     if problems:
-        grouped: dict[Code, list[Issue]] = {}
-        for code, message in zip(codes, problems, strict=True):
-            grouped.setdefault(code, []).append(Issue(code=code, message=message, line=1))
-        raise Rejected(Report.of(file, [problem(c, len(v), v) for c, v in grouped.items()]))
+        issues = [Issue(c, message, line=1) for c, message in zip(codes, problems, strict=True)]
+        raise Rejected(Report.of_issues(file, issues))
 
 
 def _looks_like_data(cell: str) -> bool:
