@@ -268,3 +268,28 @@ def single(file: str, code: Code, message: str, **where: Any) -> Report:
 
 def problem(code: Code, count: int, examples: Sequence[Issue]) -> Problem:
     return Problem(code=code, count=count, examples=tuple(examples[:MAX_EXAMPLES]))
+
+
+def merge(problems: list[Problem]) -> tuple[Problem, ...]:
+    """One problem a code: a code found in several columns (or by the parse and the range
+    check) gets one count and its first examples in line order."""
+    merged: dict[Code, list[Problem]] = {}
+    for found in problems:
+        merged.setdefault(found.code, []).append(found)
+    out = []
+    for code, parts in merged.items():
+        if len(parts) == 1:
+            out.append(parts[0])
+            continue
+        examples = sorted(
+            (issue for part in parts for issue in part.examples),
+            key=_place,
+        )
+        out.append(problem(code, sum(part.count for part in parts), examples[:MAX_EXAMPLES]))
+    return tuple(out)
+
+
+def _place(issue: Issue) -> tuple[bool, int, int]:
+    """Examples come in line order; those without a line (a missing user) by user id."""
+    user = int(issue.user) if issue.user is not None and issue.user.isdigit() else -1
+    return (issue.line is None, issue.line or 0, user)

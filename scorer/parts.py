@@ -21,11 +21,19 @@ from typing import TypeVar, cast
 
 from scorer.competition import Competition
 from scorer.contract import Role, reading, spec_of
-from scorer.errors import HostError, Problem, Report, SubmissionError
-from scorer.read import Limits, Spec, Table, TableLike, describe, kind_of, read_table
-from scorer.read.cells import merge
-from scorer.read.source import expanded_size
-from scorer.read.split import Parts, split
+from scorer.errors import HostError, Problem, Report, SubmissionError, merge
+from scorer.read import (
+    Limits,
+    Parts,
+    Spec,
+    Table,
+    TableLike,
+    describe,
+    expanded_size,
+    kind_of,
+    read_table,
+    split,
+)
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -2,8 +2,9 @@
 
 `read_table` opens a source within `Limits` (`source`), scans a CSV's bytes (`text`), checks
 the header (`header`), picks the layout from it (`long` or `wide`) and judges every cell
-(`cells`). A file whose rows cannot be judged at all raises `Rejected`; every problem of its
-cells is in the table's `problems`. Nothing outside this package reads a file's format.
+(`cells`); `split` streams a CSV file into parts by user, each read the same way. A file whose
+rows cannot be judged at all raises `Rejected`; every problem of its cells is in the table's
+`problems`. Nothing outside this package reads a file's format.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from scorer.read.source import (
     Rejected,
     TableLike,
     describe,
+    expanded_size,
     kind_of,
     open_path,
     read_parquet,
     to_polars,
 )
+from scorer.read.split import Parts, split
 from scorer.read.text import scan_text
 from scorer.read.wide import to_wide
 
@@ -35,13 +38,16 @@ __all__ = [
     "USER",
     "Kind",
     "Limits",
+    "Parts",
     "Rejected",
     "Spec",
     "Table",
     "TableLike",
     "describe",
+    "expanded_size",
     "kind_of",
     "read_table",
+    "split",
     "to_wide",
 ]
 

@@ -10,7 +10,7 @@ from typing import Literal
 import polars as pl
 
 from scorer.competition import LOST_ITEMS, Competition, Stage
-from scorer.errors import MAX_EXAMPLES, Code, Issue, Problem, problem, shorten
+from scorer.errors import Code, Issue, Problem, merge, problem, shorten
 from scorer.metrics import MAX_GRADE
 
 Kind = Literal["id", "rank", "stage", "grade"]
@@ -250,28 +250,3 @@ def _flag_sorted(frame: pl.DataFrame) -> pl.DataFrame:
     if users.null_count() or not users.is_sorted():
         return frame
     return frame.with_columns(users.set_sorted())
-
-
-def merge(problems: list[Problem]) -> tuple[Problem, ...]:
-    """One problem a code: a code found in several columns (or by the parse and the range
-    check) gets one count and its first examples in line order."""
-    merged: dict[Code, list[Problem]] = {}
-    for found in problems:
-        merged.setdefault(found.code, []).append(found)
-    out = []
-    for code, parts in merged.items():
-        if len(parts) == 1:
-            out.append(parts[0])
-            continue
-        examples = sorted(
-            (issue for part in parts for issue in part.examples),
-            key=_place,
-        )
-        out.append(problem(code, sum(part.count for part in parts), examples[:MAX_EXAMPLES]))
-    return tuple(out)
-
-
-def _place(issue: Issue) -> tuple[bool, int, int]:
-    """Examples come in line order; those without a line (a missing user) by user id."""
-    user = int(issue.user) if issue.user is not None and issue.user.isdigit() else -1
-    return (issue.line is None, issue.line or 0, user)
