@@ -23,9 +23,9 @@ from pathlib import Path
 from generate import DEFAULT_WORK, generate
 
 FUNCTIONS = [
-    ("scorer.contract", "read_solution"),
-    ("scorer.contract", "check_submission"),
-    ("scorer.contract", "_passes_screen"),
+    ("scorer.contract.solution", "read_solution"),
+    ("scorer.contract.submission", "check_submission"),
+    ("scorer.contract.submission", "_passes_screen"),
     ("scorer.read.long", "_typed_read"),
     ("scorer.read.cells", "judge"),
     ("scorer.scoring", "per_user"),

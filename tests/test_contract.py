@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 import scorer
 from scorer import Code, HostError, Report, SubmissionError
 from scorer.competition import LOST_ITEMS
-from scorer.contract import _passes_screen, _row_problems, read_submission
+from scorer.contract import read_submission
+from scorer.contract.submission import _passes_screen, _row_problems
 from scorer.errors import STRUCTURAL
 from scorer.keys import keyed, packable, ranked
 

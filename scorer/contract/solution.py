@@ -1,0 +1,183 @@
+"""The organiser's files: the solution (hidden lost items and splits) and the targets, checked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from scorer.competition import LOST_ITEMS, Competition
+from scorer.contract.files import Role, duplicates, read_as, spec_of
+from scorer.errors import Code, HostError, Issue, Report, problem
+from scorer.keys import edition_of, keyed, packable, repeats
+from scorer.read import DEFAULT_LIMITS, ITEM, USER, Limits, Table, TableLike
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The organiser's hidden truth, validated.
+
+    `users`: one row per target user: user_id, stage ('public', 'private', 'ignored', or null
+    without a split column), n_relevant (pairs with grade > 0).
+    `pairs`: user_id, edition_id, grade (> 0) for every hidden lost pair, sorted by
+    (user_id, edition_id).
+    """
+
+    users: pl.DataFrame
+    pairs: pl.DataFrame
+    has_split: bool
+    graded: bool
+    competition: Competition = LOST_ITEMS
+
+    @property
+    def targets(self) -> pl.Series:
+        return self.users.get_column("user_id")
+
+    def lost(self, packed: bool) -> pl.DataFrame:
+        """The hidden pairs `keyed` (pair, grade, user_id), with packed keys or not: already
+        in pair order, so no sort."""
+        return keyed(self.pairs, "grade", packed=packed)
+
+
+def read_solution(
+    source: TableLike, limits: Limits = DEFAULT_LIMITS, *, competition: Competition = LOST_ITEMS
+) -> Solution:
+    """Read and check the organiser's solution; any problem is a `HostError` (exit 2)."""
+    return solution_of(read_as(source, Role.SOLUTION, competition, limits))
+
+
+def solution_of(table: Table) -> Solution:
+    """Check a solution's cells, as read; any problem is a `HostError` (exit 2)."""
+    frame = table.frame
+    words, columns = table.competition.words, table.competition.columns
+    pairs = "pairs" if table.competition == LOST_ITEMS else f"{words.item}s"
+    problems = list(table.problems)
+    # The header holds at most one split column (`check_header`'s exclusive columns).
+    splits = spec_of(Role.SOLUTION, table.competition).of_kind("stage")
+    split = next((name for name in splits if name in frame.columns), None)
+    frame = frame.select(
+        "line",
+        "user_id",
+        "edition_id",
+        (pl.col(split) if split else pl.lit(None, pl.String)).alias("stage"),
+        # grades are 0..MAX_GRADE once judged: a byte each
+        (pl.col("grade").fill_null(1) if "grade" in frame.columns else pl.lit(1))
+        .cast(pl.Int8)
+        .alias("grade"),
+    )
+    if frame.get_column("user_id").has_nulls():  # filters copy: only when they remove rows
+        frame = frame.filter(pl.col("user_id").is_not_null())
+    listed = frame
+    if frame.get_column("edition_id").has_nulls():
+        listed = frame.filter(pl.col("edition_id").is_not_null())
+    packed = packable(listed)
+    if listed.select((pl.col("grade") != 1).any()).item():
+        lost = keyed(listed, "grade", packed=packed)
+    else:  # binary grades (the usual case): sort the keys alone
+        lost = keyed(listed, packed=packed).with_columns(grade=pl.lit(1, pl.Int8))
+    if repeats(lost):
+        problems += duplicates(
+            table,
+            listed,
+            [USER, ITEM],
+            Code.DUPLICATE_PAIR,
+            f"pair ({words.user} {{user}}, {words.item} {{value}})",
+            ITEM,
+        )
+    # One pass over the rows gives every per-user rule and the users table itself.
+    per_user = (
+        frame.group_by("user_id")
+        .agg(
+            pl.col("line").min(),
+            pl.col("stage").max(),  # nulls aside, the user's one stage: min() == max()
+            (pl.col("stage").min() != pl.col("stage").max()).fill_null(False).alias("mixed"),
+            pl.col("edition_id").null_count().alias("empty"),
+            pl.col("edition_id").count().alias("pairs"),
+            ((pl.col("grade") > 0) & pl.col("edition_id").is_not_null()).sum().alias("n_relevant"),
+        )
+        .sort("line")
+    )  # users in file order: messages and the targets list follow it
+    mixed = per_user.filter(pl.col("mixed"))
+    problems.append(
+        problem(
+            Code.MIXED_STAGE,
+            mixed.height,
+            [
+                Issue(
+                    Code.MIXED_STAGE,
+                    f"{table.unit} {ln}: {words.user} {u} has rows in more than one stage; a "
+                    f"{words.user}'s "
+                    f"{split} must be the same on all its rows",
+                    line=ln,
+                    user=str(u),
+                    column=split,
+                )
+                for u, ln in mixed.head(5).select("user_id", "line").rows()
+            ],
+        )
+    )
+    # An item id that could not be read is null too: judge empty rows once ids are clean.
+    unread = any(p.code is Code.INVALID_ID for p in table.problems)
+    both = (
+        frame.filter(pl.col("edition_id").is_null() & pl.lit(not unread))
+        .join(per_user.filter((pl.col("empty") > 0) & (pl.col("pairs") > 0)), on="user_id")
+        .group_by("user_id")
+        .agg(pl.col("line").min())  # the line of the empty edition_id
+        .sort("line")
+    )
+    problems.append(
+        problem(
+            Code.EMPTY_AND_PAIRS,
+            both.height,
+            [
+                Issue(
+                    Code.EMPTY_AND_PAIRS,
+                    f"{table.unit} {ln}: {words.user} {u} has an empty {columns.item} (no lost "
+                    f"{pairs}) and lost {pairs} on other rows",
+                    line=ln,
+                    user=str(u),
+                    column=columns.item,
+                )
+                for u, ln in both.head(5).select("user_id", "line").rows()
+            ],
+        )
+    )
+    report = Report.of(table.file, problems)
+    if report:
+        raise HostError("solution", report)
+    if lost.select((pl.col("grade") <= 0).any()).item():
+        lost = lost.filter(pl.col("grade") > 0)
+    users = per_user.select(
+        "user_id", pl.col("stage").cast(pl.String), pl.col("n_relevant").cast(pl.Int64)
+    )
+    return Solution(
+        users=users,
+        pairs=lost.select("user_id", edition_of(packed).alias("edition_id"), "grade"),
+        has_split=split is not None,
+        graded=bool(lost.select((pl.col("grade") != 1).any()).item()),
+        competition=table.competition,
+    )
+
+
+def read_targets(
+    source: TableLike, limits: Limits = DEFAULT_LIMITS, *, competition: Competition = LOST_ITEMS
+) -> pl.Series:
+    """Read the participants' list of target users; any problem is a `HostError` (exit 2)."""
+    return targets_of(read_as(source, Role.TARGETS, competition, limits))
+
+
+def targets_of(table: Table) -> pl.Series:
+    """Check a targets file's cells, as read; any problem is a `HostError` (exit 2)."""
+    problems = list(table.problems)
+    problems += duplicates(
+        table,
+        table.frame.filter(pl.col(USER).is_not_null()),
+        [USER],
+        Code.DUPLICATE_USER,
+        f"{table.competition.words.user} {{value}}",
+        USER,
+    )
+    report = Report.of(table.file, problems)
+    if report:
+        raise HostError(str(Role.TARGETS), report)
+    return table.frame.get_column(USER)

@@ -1,0 +1,200 @@
+"""The submission rules: every target user's ranked items, each rule checked at once."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from scorer.competition import LOST_ITEMS, Competition, Rows
+from scorer.contract.files import Role, duplicates, reading, spec_of
+from scorer.contract.solution import Solution
+from scorer.errors import Code, Issue, Problem, Report, SubmissionError, problem
+from scorer.keys import packable, ranked, repeats
+from scorer.read import DEFAULT_LIMITS, ITEM, RANK, USER, Limits, Table, TableLike, read_table
+
+
+def read_submission(
+    source: TableLike, limits: Limits = DEFAULT_LIMITS, *, competition: Competition = LOST_ITEMS
+) -> Table:
+    """Read a submission's cells, in either layout; a file whose rows cannot be judged is a
+    `SubmissionError`."""
+    with reading(Role.SUBMISSION):
+        return read_table(source, spec_of(Role.SUBMISSION, competition), limits)
+
+
+def check_submission(
+    table: Table, targets: pl.Series, *, packed: bool | None = None
+) -> pl.DataFrame:
+    """Apply every rule of the table's competition; raise one `SubmissionError` listing every
+    problem, or return the listed rows `keyed` by pair with their rank, as scoring joins them
+    (`packed` keys: by default when the submission's ids allow)."""
+    competition = table.competition
+    frame = table.frame
+    # A wide line with an empty list is a user with no items: seen, but not a row to rank.
+    empty = "position" in frame.columns and frame.get_column("position").has_nulls()
+    listed = frame.filter(pl.col("position").is_not_null()) if empty else frame
+    if packed is None:
+        packed = packable(listed)
+    rows = None if table.problems else ranked(listed, packed, competition.rank_bits)
+    if rows is not None and not empty and _passes_screen(rows, targets, competition):
+        return rows
+    report = Report.of(table.file, [*table.problems, *_row_problems(table, targets)])
+    if report or rows is None:
+        raise SubmissionError(report)
+    return rows
+
+
+def check_against(table: Table, solution: Solution) -> pl.DataFrame:
+    """`check_submission` against a solution's users, the rows keyed as they join its pairs."""
+    if table.competition != solution.competition:
+        raise ValueError("the submission and the solution were read for different competitions")
+    return check_submission(table, solution.targets, packed=packable(table.frame, solution.pairs))
+
+
+def _passes_screen(rows: pl.DataFrame, targets: pl.Series, competition: Competition) -> bool:
+    """A fast test that every rule holds, by aggregates of the `keyed` rows: each user has k
+    rows (at most k, by the `at_most` rule) with as many distinct ranks (every cell is judged
+    already, so ranks are in 1..k), no pair (user, item) repeats, and the users are exactly
+    the targets. Any doubt sends the file to `_row_problems` for the details."""
+    k = competition.k
+    per_user = rows.group_by(USER).agg(pl.len().alias("n"), pl.col(RANK).n_unique().alias("ranks"))
+    count = pl.col("n") == k if competition.rows is Rows.EXACTLY else pl.col("n") <= k
+    shape_ok, n_users = per_user.select(
+        (count & (pl.col("ranks") == pl.col("n"))).all(), pl.len()
+    ).row(0)
+    if not shape_ok or n_users != targets.len():
+        return False
+    known = per_user.join(pl.DataFrame({USER: targets}), on=USER, how="semi")
+    return known.height == targets.len() and not repeats(rows)
+
+
+def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
+    """Every row-level rule with the first few offending lines; cells that broke their own
+    rule are null in `table.frame` and were counted already."""
+    frame = table.frame
+    unit = table.unit
+    competition = table.competition
+    words, columns, k = competition.words, competition.columns, competition.k
+    found: list[Problem] = []
+    target_frame = pl.DataFrame({USER: targets})
+    rows = frame.filter(pl.col(USER).is_not_null())
+    known = rows.join(target_frame, on=USER, how="semi")
+    # A wide file: one line a user, ranks are list positions; a rank can repeat only for a user
+    # on two lines, which the count rule names, so there only listed items are counted.
+    wide = "position" in frame.columns
+    found += duplicates(
+        table,
+        known.filter(pl.col(RANK).is_not_null() & pl.lit(not wide)),
+        [USER, RANK],
+        Code.DUPLICATE_RANK,
+        "rank {value}",
+        RANK,
+    )
+    found += duplicates(
+        table,
+        known.filter(pl.col(ITEM).is_not_null()),
+        [USER, ITEM],
+        Code.DUPLICATE_EDITION,
+        f"{words.item} {{value}}",
+        ITEM,
+    )
+    exactly = competition.rows is Rows.EXACTLY
+    n = pl.col("n")
+    counts = (
+        known.group_by(USER)
+        .agg(
+            (pl.col("position").count() if wide else pl.len()).alias("n"),
+            pl.col("line").min().alias("first"),
+            pl.col("line").max().alias("last"),
+        )
+        .filter(
+            (n != k if exactly else n > k) | (pl.lit(wide) & (pl.col("first") != pl.col("last")))
+        )
+        .sort("first")
+    )
+    found.append(
+        problem(
+            Code.WRONG_ROW_COUNT,
+            counts.height,
+            [
+                Issue(
+                    Code.WRONG_ROW_COUNT,
+                    _count_message(competition, unit, u, n, first, last, wide),
+                    line=first,
+                    user=str(u),
+                    column=columns.user,
+                    value=str(n),
+                )
+                for u, n, first, last in counts.head(5).rows()
+            ],
+        )
+    )
+    missing = target_frame.join(rows.select(USER).unique(), on=USER, how="anti")
+    missing = missing.sort(USER)  # no line to show: the lowest ids first
+    found.append(
+        problem(
+            Code.MISSING_USER,
+            missing.height,
+            [
+                Issue(
+                    Code.MISSING_USER,
+                    f"{words.user} {u} is missing; expected {_wanted(competition, wide)} for "
+                    f"every target {words.user}",
+                    user=str(u),
+                    column=columns.user,
+                    value=str(u),
+                )
+                for u in missing.head(5).get_column(USER)
+            ],
+        )
+    )
+    unknown = (
+        rows.join(target_frame, on=USER, how="anti")
+        .group_by(USER)
+        .agg(pl.col("line").min(), pl.len().alias("n"))
+        .sort("line")
+    )
+    found.append(
+        problem(
+            Code.UNKNOWN_USER,
+            unknown.height,
+            [
+                Issue(
+                    Code.UNKNOWN_USER,
+                    f"{unit} {ln}: {words.user} {u} is not a target {words.user}"
+                    + ("" if wide else f" ({n} {'row' if n == 1 else 'rows'})"),
+                    line=ln,
+                    user=str(u),
+                    column=columns.user,
+                    value=str(u),
+                )
+                for u, ln, n in unknown.head(5).rows()
+            ],
+        )
+    )
+    return found
+
+
+def _wanted(competition: Competition, wide: bool) -> str:
+    """What every target user must have, as the missing-user message says it."""
+    k, items = competition.k, f"{competition.words.item}s"
+    if competition.rows is Rows.EXACTLY:
+        return f"{k} {items if wide else 'rows'}"
+    return f"a line of at most {k} {items}" if wide else f"1 to {k} rows"
+
+
+def _count_message(
+    competition: Competition, unit: str, user: int, n: int, first: int, last: int, wide: bool
+) -> str:
+    k, word = competition.k, competition.words
+    expected = f"exactly {k}" if competition.rows is Rows.EXACTLY else f"at most {k}"
+    if not wide:
+        rows = "row" if n == 1 else "rows"
+        where = f"{unit} {first}" if first == last else f"{unit}s {first}–{last}"
+        return f"{unit} {first}: {word.user} {user} has {n} {rows} ({where}); expected {expected}"
+    if first != last:
+        return (
+            f"{unit} {first}: {word.user} {user} is listed on more than one {unit} ({unit}s "
+            f"{first}–{last}, {n} {word.item}s in all); expected one {unit} of {expected}"
+        )
+    items = word.item if n == 1 else f"{word.item}s"
+    return f"{unit} {first}: {word.user} {user} has {n} {items}; expected {expected}"
