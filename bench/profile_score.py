@@ -34,7 +34,7 @@ from generate import DEFAULT_WORK, generate
 #: reference to one in a `scorer` module is wrapped, so calls are timed whichever module's
 #: name they go through.
 STEPS = [
-    ("scorer.api", "_solution"),
+    ("scorer.parts", "run"),
     ("scorer.contract.solution", "read_solution"),
     ("scorer.contract.files", "read_as"),
     ("scorer.read", "read_table"),
@@ -55,7 +55,7 @@ STEPS = [
     ("scorer.scoring", "per_user"),
     ("scorer.scoring", "_idcg"),
     ("scorer.scoring", "aggregate"),
-    ("scorer.scoring", "_mean"),
+    ("scorer.scoring", "_exact_sums"),
 ]
 
 PAGE = os.sysconf("SC_PAGE_SIZE")

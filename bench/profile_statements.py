@@ -29,7 +29,7 @@ FUNCTIONS = [
     ("scorer.read.long", "_typed_read"),
     ("scorer.read.cells", "judge"),
     ("scorer.scoring", "per_user"),
-    ("scorer.scoring", "_mean"),
+    ("scorer.scoring", "_exact_sums"),
     ("scorer.api", "score"),
 ]
 
