@@ -238,26 +238,24 @@ def _entry(cells: dict[str, str], line: int, base: Path, issues: list[Issue]) ->
     when = parse_time(cells["submitted_at"])
     if when is None:
         issues.append(
-            Issue(
+            _bad_cell(
                 Code.INVALID_TIME,
-                f"line {line}: submitted_at {cells['submitted_at']!r} is not an ISO 8601 time "
-                "(expected e.g. 2024-05-01T12:30:00Z)",
-                line=line,
-                column="submitted_at",
-                value=shorten(cells["submitted_at"]),
+                line,
+                "submitted_at",
+                cells["submitted_at"],
+                "an ISO 8601 time (expected e.g. 2024-05-01T12:30:00Z)",
             )
         )
         ok = False
     flag = cells.get("selected", "").lower()
     if flag not in TRUE_WORDS | FALSE_WORDS:
         issues.append(
-            Issue(
+            _bad_cell(
                 Code.INVALID_FLAG,
-                f"line {line}: selected {cells['selected']!r} is not a yes/no value "
-                "(expected 1, 0, true, false, yes, no or empty)",
-                line=line,
-                column="selected",
-                value=shorten(cells["selected"]),
+                line,
+                "selected",
+                cells["selected"],
+                "a yes/no value (expected 1, 0, true, false, yes, no or empty)",
             )
         )
         ok = False
@@ -314,3 +312,14 @@ def _log_issues(found: Iterable[tuple[int, Submission]]) -> list[Issue]:
                 )
             )
     return issues
+
+
+def _bad_cell(code: Code, line: int, column: str, raw: str, expected: str) -> Issue:
+    """A manifest cell that is not what its column holds."""
+    return Issue(
+        code,
+        f"line {line}: {column} {raw!r} is not {expected}",
+        line=line,
+        column=column,
+        value=shorten(raw),
+    )
