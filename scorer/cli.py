@@ -10,6 +10,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from scorer import __version__
 from scorer.adapters import codabench as codabench_adapter
 from scorer.api import score as score_submission
 from scorer.api import validate as validate_submission
@@ -22,14 +23,31 @@ from scorer.shell import REJECTED, CompetitionFile, Json, competition_of, guarde
 from scorer.write import output_kind, write_table
 
 app = typer.Typer(
-    add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    help="Validate and score ranked-list submissions: 'lost items' (NDCG@20, public/private) "
-    "by default, or any competition a TOML file describes (--competition).",
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 app.add_typer(board_app, name="leaderboard")
+
+
+def _version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"scorer {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Validate and score ranked-list submissions: 'lost items' (NDCG@20, public/private) by
+    default, or any competition a TOML file describes (--competition)."""
 
 
 T = TypeVar("T")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import subprocess
+import sys
 from math import log2
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+import scorer
 from scorer.cli import app
 
 runner = CliRunner()
@@ -653,3 +656,15 @@ def test_ndcg_of_bytes_that_are_not_utf8_exits_1_with_one_line(tmp_path: Path) -
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: ")
     assert result.stderr.count("\n") == 1
+
+
+def test_version_short_help_and_python_m() -> None:
+    version = runner.invoke(app, ["--version"])
+    assert (version.exit_code, version.stdout) == (0, f"scorer {scorer.__version__}\n")
+    for args in (["-h"], ["score", "-h"], ["leaderboard", "show", "-h"]):
+        shown = runner.invoke(app, args)
+        assert shown.exit_code == 0 and "Usage: " in shown.stdout, args
+    module = subprocess.run(
+        [sys.executable, "-m", "scorer", "--help"], capture_output=True, text=True, check=False
+    )
+    assert module.returncode == 0 and "Usage: scorer" in module.stdout
