@@ -202,10 +202,14 @@ def _one_line(exc: BaseException) -> str:
 def codabench(
     input_dir: Annotated[Path, typer.Argument(help="Holds ref/ (solution) and res/ (submission).")],
     output_dir: Annotated[Path, typer.Argument(help="Where scores.json and the report go.")],
+    competition: CompetitionFile = None,
 ) -> None:
     """CodaBench/CodaLab scoring program: write scores.json and detailed_results.html; exit 1
     for a rejected submission, 2 for a broken solution, so neither is ranked."""
-    outcome = _run(False, lambda: codabench_adapter.run(input_dir, output_dir))
+    outcome = _run(
+        False,
+        lambda: codabench_adapter.run(input_dir, output_dir, competition_of(competition)),
+    )
     typer.echo(codabench_adapter.summary(outcome))
 
 

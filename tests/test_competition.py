@@ -279,3 +279,16 @@ def test_long_lists_are_added_rank_by_rank_with_the_bits_of_the_mask_tables() ->
 def test_k_is_capped_where_ranks_fit_a_packed_key() -> None:
     assert MAX_K == 100
     assert Competition(k=MAX_K).rank_bits == 7
+
+
+def test_the_codabench_program_takes_a_competition(tmp_path: Path) -> None:
+    for folder, name in (("ref", "solution.csv"), ("res", "sample_submission.csv")):
+        (tmp_path / "input" / folder).mkdir(parents=True)
+        (tmp_path / "input" / folder / name).write_bytes((HM / name).read_bytes())
+    args = ["codabench", str(tmp_path / "input"), str(tmp_path / "out")]
+    result = runner.invoke(app, [*args, "--competition", str(HM / "competition.toml")])
+    assert result.exit_code == 0, result.output
+    scores = json.loads((tmp_path / "out" / "scores.json").read_text())
+    assert next(iter(scores)) == "public_map"  # the competition's metric leads
+    expected = scorer.score(HM / "sample_submission.csv", HM / "solution.csv", competition=HM_SPEC)
+    assert scores["public_map"] == expected.public

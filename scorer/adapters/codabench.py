@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scorer.api import score as score_submission
-from scorer.competition import Metric, Split
+from scorer.competition import LOST_ITEMS, Competition, Metric, Split
 from scorer.errors import Code, HostError, ScorerError, SubmissionError, single
 from scorer.read import kind_of
 from scorer.scoring import ScoreResult
@@ -61,7 +61,7 @@ def leaderboard_scores(result: ScoreResult) -> dict[str, float]:
     return scores
 
 
-def run(input_dir: Path, output_dir: Path) -> Outcome:
+def run(input_dir: Path, output_dir: Path, competition: Competition = LOST_ITEMS) -> Outcome:
     """Score `input_dir/res` against `input_dir/ref`, write `scores.json` and the detailed
     results; raise `SubmissionError` (after writing the participant's report) or `HostError`."""
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -69,7 +69,7 @@ def run(input_dir: Path, output_dir: Path) -> Outcome:
     try:
         solution = _one_file(input_dir / "ref", "solution")
         submission = _one_file(input_dir / "res", "submission")
-        result = score_submission(submission, solution)
+        result = score_submission(submission, solution, competition=competition)
     except SubmissionError as exc:
         report = html.escape(exc.report.render())
         write_text(_page("Submission rejected", f"<pre>{report}</pre>"), output_dir / DETAILS)
