@@ -29,7 +29,9 @@ PRECISION = 40
 #: The metrics of one user, in report order.
 METRICS = ("ndcg", "recall", "precision", "hit_rate", "mrr", "map")
 
-_DIGITS = re.compile(r"[0-9]+")
+#: An integer cell as pandas' `read_csv` (the official script's reader) takes one: spaces or tabs
+#: around it, an optional '+', ASCII digits.
+_DIGITS = re.compile(r"[ \t]*\+?([0-9]+)[ \t]*")
 _INT64_MAX = 2**63 - 1
 
 
@@ -339,9 +341,10 @@ SUBMISSION_COLUMNS = ("user_id", "edition_id", "rank")
 
 def _id(cell: str) -> int | None:
     """A non-negative integer written in ASCII digits that fits 64 bits, or None."""
-    if not _DIGITS.fullmatch(cell):
+    found = _DIGITS.fullmatch(cell)
+    if found is None:
         return None
-    value = int(cell)
+    value = int(found.group(1))
     return value if value <= _INT64_MAX else None
 
 

@@ -148,7 +148,7 @@ RULES: dict[str, tuple[Callable[[list[str]], list[str]], dict[str, int]]] = {
     "invalid_rank_zero": (lambda ls: _replace(ls, "1,120,20", "1,120,0"), {"invalid_rank": 1}),
     "invalid_rank_float": (lambda ls: _replace(ls, "1,120,20", "1,120,1.0"), {"invalid_rank": 1}),
     "invalid_rank_empty": (lambda ls: _replace(ls, "1,120,20", "1,120,"), {"invalid_rank": 1}),
-    "invalid_rank_sign": (lambda ls: _replace(ls, "1,120,20", "1,120,+20"), {"invalid_rank": 1}),
+    "invalid_rank_sign": (lambda ls: _replace(ls, "1,120,20", "1,120,+-20"), {"invalid_rank": 1}),
     "duplicate_rank": (lambda ls: _replace(ls, "1,120,20", "1,120,19"), {"duplicate_rank": 1}),
     "duplicate_edition": (
         lambda ls: _replace(ls, "1,120,20", "1,119,20"),

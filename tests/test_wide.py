@@ -207,12 +207,12 @@ def test_broken_wide_file_reports_every_problem(
 def test_too_many_ids_and_signs(comp: Competition, files: dict[str, Path], tmp_path: Path) -> None:
     lines = wide_lines(comp)
     user, ids = lines[1].split(",")
-    lines[1] = f"{user},{ids} 99999999999999999999 +5"
+    lines[1] = f"{user},{ids} 99999999999999999999 -5"
     report = reject(write(tmp_path, lines), files["solution"])
     assert report.codes == ["invalid_id", "wrong_row_count"]
     bad = messages(report, "invalid_id")
     assert bad[0].startswith("line 2, position 21: edition_id '99999999999999999999' is too large")
-    assert bad[1].startswith("line 2, position 22: edition_id '+5' is not a non-negative")
+    assert bad[1].startswith("line 2, position 22: edition_id '-5' is not a non-negative")
     assert messages(report, "wrong_row_count") == [
         f"line 2: user {user} has 22 editions; expected exactly {K}"
     ]

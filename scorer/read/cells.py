@@ -91,6 +91,19 @@ class Table:
     competition: Competition = LOST_ITEMS
 
 
+#: An integer cell as the competition's own reader (pandas) takes one: ASCII spaces or tabs
+#: around it, an optional leading '+', then ASCII digits (leading zeros allowed).
+_INTEGER = r"^\+?[0-9]+$"
+
+
+def integer(cell: pl.Expr) -> pl.Expr:
+    """The value of an integer cell (`_INTEGER`), null for any other text or beyond Int64."""
+    text = cell.str.strip_chars(" \t")
+    return pl.when(text.str.contains(_INTEGER)).then(
+        text.str.strip_prefix("+").str.to_integer(strict=False)
+    )
+
+
 def parse_cells(
     file: str, cells: pl.DataFrame, kinds: dict[str, Kind], spec: Spec, unit: str
 ) -> tuple[pl.DataFrame, list[Problem]]:
@@ -103,10 +116,9 @@ def parse_cells(
         if kind == "stage":
             exprs.append(cell)
             continue
-        digits = cell.str.contains(r"^[0-9]+$")
-        value = pl.when(digits).then(cell.str.to_integer(strict=False))
-        if name in spec.nullable:
-            bad[name] = (cell.is_not_null() & (cell != "")) & value.is_null()
+        value = integer(cell)
+        if name in spec.nullable:  # an empty cell (or one of spaces) is allowed, and null
+            bad[name] = (cell.str.strip_chars(" \t") != "").fill_null(False) & value.is_null()
         else:
             bad[name] = value.is_null()
         exprs.append(value.cast(pl.Int64).alias(name))
@@ -147,7 +159,7 @@ def cell_issue(
     word = spec.competition.words.user
     who = f" ({word} {user})" if user is not None and column != spec.user else ""
     what = f"is not {spec.expected(kind)}"
-    if kind == "id" and isinstance(raw, str) and re.fullmatch("[0-9]+", raw):
+    if kind == "id" and isinstance(raw, str) and re.fullmatch(r"\+?[0-9]+", raw.strip(" \t")):
         what = f"is too large; expected {spec.expected(kind)}, at most {MAX_ID}"
     return Issue(
         CODE[kind],

@@ -70,6 +70,9 @@ def split(source: Path, spec: Spec, count: int, folder: Path, limits: Limits) ->
     if kind not in ("csv", "csv.gz") or not isinstance(content, Path):
         raise ValueError(f"{file}: only CSV files are read in parts")
     text = scan_text(file, content, limits)
+    if isinstance(text.source, bytes):  # bare CR line ends, made newlines: split that text
+        content = folder / "newlines.csv"
+        content.write_bytes(text.source)
     if wide.is_wide(text.header, spec):
         wide.check(file, text, spec)
     else:

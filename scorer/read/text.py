@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,7 @@ def scan_text(
     so a reader never holds a 100 MB line in memory (and must report `long_lines` itself)."""
     lines = 0
     quotes = 0
+    bare = 0  # carriage returns not followed by a newline: line ends of old Mac files
     lenient = False
     maybe_long = False
     last = b""
@@ -70,7 +72,11 @@ def scan_text(
         maybe_long = maybe_long or not newline[:whole].reshape(-1, block).any(axis=1).all()
         lenient = lenient or misreadable(chunk)
         quotes += chunk.count(b'"') if b'"' in chunk else 0
+        if b"\r" in chunk or last == b"\r":
+            bare += chunk.count(b"\r") - chunk.count(b"\r\n") - (last + chunk[:1] == b"\r\n")
         last = chunk[-1:]
+    if bare:  # read a bare CR as the line end it is (Excel for Mac), as pandas does
+        return scan_text(file, _lf(content), limits, blank_long=blank_long)
     # A quote left open makes polars' reader panic ('"' alone): such a file takes the slow path.
     lenient = lenient or quotes % 2 == 1
     lengths = _LineLengths(limits.max_line_bytes)
@@ -119,6 +125,22 @@ def scan_text(
         long_count=len(spans),
         long_lines=tuple((line, end - start) for line, start, end in spans[:5]),
     )
+
+
+def _lf(content: Path | bytes) -> bytes:
+    """The content with every carriage return that ends a line alone made a newline (one
+    that a newline follows stays as it is)."""
+    out: list[bytes] = []
+    held = b""  # a chunk's last CR waits for the next chunk's first byte
+    for chunk in _chunks(content):
+        chunk = held + chunk
+        held = b"\r" if chunk.endswith(b"\r") else b""
+        out.append(_BARE_CR.sub(b"\n", chunk[: len(chunk) - len(held)]))
+    out.append(b"\n" if held else b"")
+    return b"".join(out)
+
+
+_BARE_CR = re.compile(rb"\r(?!\n)")
 
 
 def misreadable(data: bytes) -> bool:

@@ -8,7 +8,18 @@ import polars as pl
 
 from scorer.competition import LOST_ITEMS
 from scorer.errors import Code, Issue, Problem, problem
-from scorer.read.cells import ITEM, RANK, USER, Spec, Table, Unit, cell_issue, judge, parse_cells
+from scorer.read.cells import (
+    ITEM,
+    RANK,
+    USER,
+    Spec,
+    Table,
+    Unit,
+    cell_issue,
+    integer,
+    judge,
+    parse_cells,
+)
 from scorer.read.header import check_frame, check_header, no_rows, type_report
 from scorer.read.source import Limits, Rejected
 from scorer.read.text import Text, text_cells
@@ -121,11 +132,8 @@ def _to_long(
         )
         .explode("_token", "position", empty_as_null=True)
         .with_columns(
-            # Digits only, as in the long format: the parser alone would take '+1' and '-1'.
-            pl.when(~pl.col("_token").str.starts_with("+") & ~pl.col("_token").str.starts_with("-"))
-            .then(pl.col("_token").str.to_integer(strict=False))
-            .cast(pl.Int64)
-            .alias(ITEM)
+            # As in the long format: digits, perhaps after a '+' ('-1' is not an id).
+            integer(pl.col("_token")).cast(pl.Int64).alias(ITEM)
         )
     )
     listed = pl.col("position").is_not_null()

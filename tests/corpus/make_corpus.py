@@ -363,8 +363,7 @@ def write(out: Path) -> list[Case]:
             "9223372036854775808",
             "18446744073709551616",
         ),
-        "plus_sign": ("+3", "+50103", "+1001"),
-        "padded": (" 3", "50103 ", " 1001"),
+        "sign_then_space": ("+ 3", "+ 50103", "+ 1001"),
         "unicode_digits": ("٣", "５０１０３", "１００１"),
     }
     for kind, (rank, edition, user) in cell_cases.items():
@@ -405,9 +404,10 @@ def write(out: Path) -> list[Case]:
     add(
         "carriage_return_in_cell.csv",
         replace_line(base, 62, b"1004\r,50301,1"),
-        "a carriage return inside a cell (found by fuzzing: it was scored)",
-        invalid_id=[62],
-        wrong_row_count=[63],
+        "a bare carriage return ends a line, as in pandas: line 62 splits in two",
+        field_count=[62],
+        invalid_id=[63],
+        wrong_row_count=[64],
     )
     latin = replace_line(base, 12, b"1001,caf\xe9,11")
     add("latin1.csv", latin, "a Latin-1 cell", file_encoding=[12])
@@ -514,6 +514,7 @@ def write(out: Path) -> list[Case]:
         "valid.csv": good,
         "valid_bom.csv": b"\xef\xbb\xbf" + good,
         "valid_crlf.csv": csv(good_rows, newline="\r\n"),
+        "valid_cr.csv": csv(good_rows, newline="\r"),  # Excel for Mac
         "valid_excel.csv": b"\xef\xbb\xbf"
         + csv(
             [[f'"{c}"' for c in r] for r in good_rows],
@@ -521,6 +522,9 @@ def write(out: Path) -> list[Case]:
             "\r\n",
         ),
         "valid_quoted_ids.csv": csv([[f'"{r[0]}"', r[1], r[2]] for r in good_rows]),
+        # what the competition's own reader (pandas) takes as integers: spaces, tabs, a '+'
+        "valid_padded.csv": csv([[f" {r[0]}", f"{r[1]}\t", f" +{r[2]} "] for r in good_rows]),
+        "valid_plus_signs.csv": csv([[f"+{c}" for c in r] for r in good_rows]),
         "valid_shuffled.csv": csv(random.Random(7).sample(good_rows, len(good_rows))),
         "valid_columns_reordered.csv": csv(
             [[r[2], r[0], r[1]] for r in good_rows], "rank,user_id,edition_id"
