@@ -14,8 +14,8 @@ from scorer.cli import app
 from scorer.competition import LOST_ITEMS
 from scorer.contract import Role, read_submission, spec_of
 from scorer.errors import SubmissionError
-from scorer.read import DEFAULT_LIMITS, TableLike, to_wide
-from scorer.read.source import peek_header
+from scorer.read import TableLike, to_wide
+from scorer.read.source import header_names
 from scorer.read.wide import is_wide as header_is_wide
 from scorer.synthetic import Competition, make_competition
 
@@ -24,8 +24,17 @@ K = LOST_ITEMS.k
 
 def is_wide(source: TableLike) -> bool:
     """Whether the read layer takes a submission for wide, from its header alone."""
-    header = peek_header(source, DEFAULT_LIMITS)
-    return header is not None and header_is_wide(header, spec_of(Role.SUBMISSION))
+    if isinstance(source, pl.DataFrame):
+        header = source.columns
+    elif not Path(source).is_file():
+        return False
+    elif str(source).endswith(".parquet"):
+        header = list(pl.read_parquet_schema(source))
+    else:
+        opened = gzip.open if str(source).endswith(".gz") else open
+        with opened(source, "rt", encoding="utf-8") as handle:
+            header = header_names(handle.readline())
+    return header_is_wide(header, spec_of(Role.SUBMISSION))
 
 
 runner = CliRunner()

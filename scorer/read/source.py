@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -295,48 +294,6 @@ def to_polars(source: object, file: str) -> pl.DataFrame:
             f"expected a path or a polars/pandas DataFrame, got {type(source).__name__}",
         )
     )
-
-
-def peek_header(source: TableLike, limits: Limits) -> list[str] | None:
-    if isinstance(source, pl.LazyFrame):
-        return source.collect_schema().names()
-    if isinstance(source, pl.DataFrame):
-        return source.columns
-    if not isinstance(source, str | Path):
-        columns = getattr(source, "columns", None)  # a pandas frame
-        return None if columns is None else [str(c) for c in columns]
-    path = Path(source)
-    kind = kind_of(path)
-    try:
-        if kind == "parquet":
-            return _parquet_columns(path)
-        if kind == "csv.gz":
-            with gzip.open(path, "rb") as handle:
-                first = handle.readline(limits.max_line_bytes + 4)
-        elif kind == "csv":
-            with path.open("rb") as handle:
-                first = handle.readline(limits.max_line_bytes + 4)
-        else:
-            return None
-        text = first.decode("utf-8")
-    except (
-        OSError,
-        EOFError,
-        zlib.error,
-        UnicodeDecodeError,
-        pl.exceptions.PolarsError,
-    ):
-        return None
-    return header_names(text)
-
-
-def _parquet_columns(path: Path) -> list[str] | None:
-    import pyarrow.parquet as pq  # only for Parquet files: importing it takes 0.2 s
-
-    try:
-        return list(pq.read_schema(path).names)  # a corrupt footer raises here, never panics
-    except Exception:  # pyarrow's errors and OS errors alike: not a readable Parquet file
-        return None
 
 
 def header_names(line: str) -> list[str]:
