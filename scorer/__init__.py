@@ -10,7 +10,7 @@ from scorer.errors import Code, HostError, Issue, Problem, Report, ScorerError, 
 from scorer.read import Limits
 from scorer.scoring import NoLost, ScoreResult, SplitScore
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "LOST_ITEMS",

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
 
@@ -18,12 +17,29 @@ from scorer.errors import UsageError
 from scorer.leaderboard.cli import board_app
 from scorer.ndcg_json import ndcg_json
 from scorer.read import DEFAULT_LIMITS, Limits
+from scorer.schemas import COMMANDS
+from scorer.schemas import schema as schema_of
 from scorer.scoring import NoLost, ScoreResult
-from scorer.shell import REJECTED, CompetitionFile, Json, competition_of, guarded
+from scorer.shell import (
+    HOST,
+    REJECTED,
+    CompetitionFile,
+    Json,
+    JsonGroup,
+    competition_of,
+    emit,
+    explain,
+    fail,
+    guarded,
+    os_message,
+    size,
+)
 from scorer.write import output_kind, write_table
 
 app = typer.Typer(
+    cls=JsonGroup,
     no_args_is_help=True,
+    rich_markup_mode=None,  # plain help: no boxes, no `<bool>` on every flag
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -50,30 +66,55 @@ def _main(
     default, or any competition a TOML file describes (--competition)."""
 
 
-T = TypeVar("T")
-
-Submission = Annotated[Path, typer.Argument(help="Submission file: .csv, .csv.gz or .parquet.")]
+Submission = Annotated[
+    Path, typer.Argument(metavar="SUBMISSION", help="Submission file: .csv, .csv.gz or .parquet.")
+]
 MaxBytes = Annotated[
-    int, typer.Option(help="Largest file accepted, in bytes (compressed size for .gz).", min=1)
+    int,
+    typer.Option(
+        metavar="BYTES",
+        min=1,
+        show_default=size(DEFAULT_LIMITS.max_file_bytes),
+        help="Largest file accepted (compressed size for .gz).",
+    ),
 ]
 MaxDecompressed = Annotated[
-    int, typer.Option(help="Largest decompressed size of a .csv.gz file, in bytes.", min=1)
+    int,
+    typer.Option(
+        metavar="BYTES",
+        min=1,
+        show_default=size(DEFAULT_LIMITS.max_decompressed_bytes),
+        help="Largest decompressed size of a .csv.gz file.",
+    ),
 ]
-MaxRows = Annotated[int, typer.Option(help="Most rows a file may have.", min=1)]
-MaxLine = Annotated[int, typer.Option(help="Longest line of a CSV file, in bytes.", min=16)]
+MaxRows = Annotated[
+    int,
+    typer.Option(
+        metavar="ROWS",
+        min=1,
+        show_default=f"{DEFAULT_LIMITS.max_rows:,}",
+        help="Most rows a file may have.",
+    ),
+]
+MaxLine = Annotated[
+    int,
+    typer.Option(
+        metavar="BYTES",
+        min=16,
+        show_default=f"{DEFAULT_LIMITS.max_line_bytes:,} bytes",
+        help="Longest line of a CSV file.",
+    ),
+]
 Parts = Annotated[
     int | None,
     typer.Option(
+        metavar="N",
         min=1,
         help="Split the CSV files by user into this many parts and check one part at a time, "
         "in bounded memory (same rules, messages and scores). Default: 1 up to a 1 GiB "
         "submission, then one part a 256 MiB.",
     ),
 ]
-
-
-def _run(as_json: bool, action: Callable[[], T]) -> T:
-    return guarded(as_json, action)
 
 
 def _limits(max_bytes: int, max_decompressed: int, max_rows: int, max_line: int) -> Limits:
@@ -88,11 +129,13 @@ def _limits(max_bytes: int, max_decompressed: int, max_rows: int, max_line: int)
 @app.command()
 def score(
     submission: Submission,
-    solution: Annotated[Path, typer.Option(help="The organiser's solution file.")],
+    solution: Annotated[Path, typer.Option(metavar="FILE", help="The organiser's solution file.")],
     as_json: Json = False,
     per_user: Annotated[
         Path | None,
-        typer.Option(help="Write the per-user table here (.csv, .csv.gz or .parquet)."),
+        typer.Option(
+            metavar="FILE", help="Write the per-user table here (.csv, .csv.gz or .parquet)."
+        ),
     ] = None,
     no_lost: Annotated[
         NoLost, typer.Option(help="How a target user with no lost pairs counts.")
@@ -112,18 +155,20 @@ def score(
         rules = competition_of(competition)
         if per_user is not None:
             output_kind(per_user)  # fail before the work, not after it
-        result = score_submission(
+        return score_submission(
             submission, solution, competition=rules, no_lost=no_lost, limits=limits, parts=parts
         )
+
+    result = guarded("score", as_json, run)
+    if not as_json:
+        typer.echo(_score_table(result))
+    try:
         if per_user is not None:
             write_table(result.per_user, per_user)
-        return result
-
-    result = _run(as_json, run)
+    except Exception as exc:  # the scores are printed (or kept in the JSON) all the same
+        raise fail("score", as_json, *explain(exc), done=result.to_dict()) from None
     if as_json:
-        typer.echo(json.dumps({"status": "scored", **result.to_dict()}))
-    else:
-        typer.echo(_score_table(result))
+        emit("score", result.to_dict())
 
 
 def _score_table(result: ScoreResult) -> str:
@@ -136,6 +181,12 @@ def _score_table(result: ScoreResult) -> str:
         row = values.to_dict(result.competition)
         cells = "  ".join(f"{row[n]:>{width}.6f}" for n in names)
         lines.append(f"{split:<8} {values.users:>7,}  {cells}")
+    if result.ignored:
+        noun = "user" if result.ignored == 1 else "users"
+        lines.append(
+            f"ignored  {result.ignored:>7,}  {noun} of the solution's ignored stage: "
+            "checked, not scored"
+        )
     return "\n".join(lines)
 
 
@@ -143,10 +194,13 @@ def _score_table(result: ScoreResult) -> str:
 def validate(
     submission: Submission,
     targets: Annotated[
-        Path | None, typer.Option(help="The target users (one column, user_id).")
+        Path | None, typer.Option(metavar="FILE", help="The target users (one column, user_id).")
     ] = None,
     solution: Annotated[
-        Path | None, typer.Option(help="Or the organiser's solution, whose users are the targets.")
+        Path | None,
+        typer.Option(
+            metavar="FILE", help="Or the organiser's solution, whose users are the targets."
+        ),
     ] = None,
     as_json: Json = False,
     max_bytes: MaxBytes = DEFAULT_LIMITS.max_file_bytes,
@@ -173,40 +227,85 @@ def validate(
             parts=parts,
         )
 
-    rows = _run(as_json, run)
+    rows = guarded("validate", as_json, run)
     if as_json:
-        typer.echo(json.dumps({"status": "valid", "file": submission.name, "rows": rows}))
+        emit("validate", {"file": submission.name, "rows": rows})
     else:
         typer.echo(f"{submission.name}: valid ({rows:,} rows)")
 
 
 @app.command()
 def ndcg(
-    source: Annotated[str, typer.Argument(help="A JSON file, or - for standard input.")],
+    source: Annotated[
+        str,
+        typer.Argument(
+            metavar="SOURCE", help="A JSON file, - for standard input, or the JSON itself."
+        ),
+    ],
 ) -> None:
     """Score one list ranked by predicted scores. Reads {"y_true": [...], "y_score": [...],
-    "K": k} and prints {"dcg": …, "idcg": …, "ndcg": …} rounded to 6 decimals."""
+    "K": k} and prints {"dcg": …, "idcg": …, "ndcg": …} rounded to 6 decimals. Exit 1 for
+    malformed input, 2 for a file that cannot be read."""
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
-        typer.echo(ndcg_json(text))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        text = _ndcg_input(source)
+    except OSError as exc:
+        typer.echo(f"Error: {os_message(exc)}", err=True)
+        raise typer.Exit(HOST) from None
+    try:
+        typer.echo(ndcg_json(text if isinstance(text, str) else text.decode("utf-8")))
+    except ValueError as exc:  # UnicodeDecodeError included
         typer.echo(f"Error: {_one_line(exc)}", err=True)
         raise typer.Exit(REJECTED) from None
+
+
+def _ndcg_input(source: str) -> str | bytes:
+    """The JSON: inline (it starts with `{`), from standard input (`-`), or a file's bytes."""
+    if source.lstrip().startswith("{"):
+        return source
+    if source == "-":
+        return sys.stdin.read()
+    return Path(source).read_bytes()
 
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+@app.command()
+def schema(
+    command: Annotated[
+        str,
+        typer.Argument(
+            metavar="COMMAND",
+            help=f"The command whose --json output it describes: {', '.join(COMMANDS)}.",
+        ),
+    ],
+) -> None:
+    """Print the JSON Schema of a command's --json output (draft 2020-12)."""
+    name = command.replace("-", " ")
+    if name not in COMMANDS:
+        typer.echo(
+            f"Error: no JSON output for {command!r}; expected one of {', '.join(COMMANDS)}",
+            err=True,
+        )
+        raise typer.Exit(HOST)
+    typer.echo(json.dumps(schema_of(name), indent=2))
+
+
 @app.command("codabench")
 def codabench(
-    input_dir: Annotated[Path, typer.Argument(help="Holds ref/ (solution) and res/ (submission).")],
-    output_dir: Annotated[Path, typer.Argument(help="Where scores.json and the report go.")],
+    input_dir: Annotated[
+        Path, typer.Argument(metavar="INPUT", help="Holds ref/ (solution) and res/ (submission).")
+    ],
+    output_dir: Annotated[
+        Path, typer.Argument(metavar="OUTPUT", help="Where scores.json and the report go.")
+    ],
     competition: CompetitionFile = None,
 ) -> None:
     """CodaBench/CodaLab scoring program: write scores.json and detailed_results.html; exit 1
     for a rejected submission, 2 for a broken solution, so neither is ranked."""
-    outcome = _run(
+    outcome = guarded(
+        "codabench",
         False,
         lambda: codabench_adapter.run(input_dir, output_dir, competition_of(competition)),
     )

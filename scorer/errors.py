@@ -207,32 +207,64 @@ class Report:
         }
 
 
+class Failure(StrEnum):
+    """Why a command failed: `error.code` of every JSON output, one vocabulary for every
+    command; task.md ("For robots") lists each with its exit code."""
+
+    SUBMISSION_REJECTED = "submission_rejected"  # exit 1: the participant's file
+    ORGANISER_FILE_BROKEN = "organiser_file_broken"  # exit 2: solution, targets, manifest, spec
+    USAGE_ERROR = "usage_error"  # exit 2: a wrong argument or option
+    OS_ERROR = "os_error"  # exit 2: the system refused (permission, disk full, a folder)
+    INTERNAL_ERROR = "internal_error"  # exit 2: a bug in the scorer
+    INTERRUPTED = "interrupted"  # exit 130: Ctrl-C
+    SUBMISSIONS_REJECTED = "submissions_rejected"  # exit 1: `leaderboard score --strict`
+    SUBMISSIONS_FAILED = "submissions_failed"  # exit 2: a leaderboard batch had failures
+
+
+def error_object(
+    failure: Failure, message: str, role: str | None = None, report: Report | None = None
+) -> dict[str, Any]:
+    """The `error` of a JSON output: the same keys for every failure, problems or none."""
+    return {
+        "code": str(failure),
+        "message": message,
+        "role": role,
+        "file": report.file if report is not None else None,
+        "total": report.total if report is not None else 0,
+        "problems": [p.to_dict() for p in report.problems] if report is not None else [],
+    }
+
+
 class ScorerError(Exception):
     """Base of every error the scorer raises on purpose; `exit_code` is the CLI's."""
 
     exit_code = 2
+    failure = Failure.USAGE_ERROR
 
     def to_dict(self) -> dict[str, Any]:
-        return {"error": type(self).__name__, "message": str(self)}
+        """The error as `error_object` describes it."""
+        return error_object(self.failure, str(self))
 
 
 class SubmissionError(ScorerError):
     """The participant's file breaks the contract; safe to show to the participant as it is."""
 
     exit_code = 1
+    failure = Failure.SUBMISSION_REJECTED
 
     def __init__(self, report: Report) -> None:
         self.report = report
         super().__init__(f"submission rejected: {report.render()}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"error": "submission_rejected", "report": self.report.to_dict()}
+        return error_object(self.failure, headline(self), "submission", self.report)
 
 
 class HostError(ScorerError):
     """The organiser's own file (solution or targets) is broken: never the participant's fault."""
 
     exit_code = 2
+    failure = Failure.ORGANISER_FILE_BROKEN
 
     def __init__(self, role: str, report: Report) -> None:
         self.role = role
@@ -243,7 +275,12 @@ class HostError(ScorerError):
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"error": "host_error", "role": self.role, "report": self.report.to_dict()}
+        return error_object(self.failure, headline(self), self.role, self.report)
+
+
+def headline(error: ScorerError) -> str:
+    """The first line of an error's message: its report's problems are in `problems`."""
+    return str(error).split("\n", 1)[0]
 
 
 class UsageError(ScorerError):

@@ -1,20 +1,25 @@
-"""What every command shares: exit codes, the `--json` option, and errors turned into exits."""
+"""What every command shares: exit codes, the `--json` option, and errors turned into exits,
+with one JSON object on stdout for every outcome when `--json` is given."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from polars.exceptions import PanicException
+from typer.core import TyperGroup
 
 from scorer.competition import LOST_ITEMS, Competition
-from scorer.errors import ScorerError
+from scorer.errors import Failure, ScorerError, error_object
+from scorer.schemas import Status, envelope
 
-#: Exit codes, stable for automation.
+#: Exit codes, stable for automation; each goes with one JSON `status`.
 OK, REJECTED, HOST, INTERRUPTED = 0, 1, 2, 130
+STATUS_OF_EXIT = {OK: Status.OK, REJECTED: Status.REJECTED, INTERRUPTED: Status.INTERRUPTED}
 
 T = TypeVar("T")
 
@@ -23,10 +28,19 @@ Json = Annotated[bool, typer.Option("--json", help="Print one JSON object on std
 CompetitionFile = Annotated[
     Path | None,
     typer.Option(
+        metavar="FILE",
         help="The competition's rules, a TOML file (k, metric, columns, row rule); "
         "default: lost items, NDCG@20.",
     ),
 ]
+
+
+def size(n: int) -> str:
+    """A byte count as help shows it: `4 GiB` when it is a whole number of a binary unit."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift:,} {unit}"
+    return f"{n:,} bytes"
 
 
 def competition_of(path: Path | None) -> Competition:
@@ -34,28 +48,98 @@ def competition_of(path: Path | None) -> Competition:
     return LOST_ITEMS if path is None else Competition.load(path)
 
 
-def guarded(as_json: bool, action: Callable[[], T], interrupted: str | None = None) -> T:
-    """Run an action; a `ScorerError` becomes `Error: …` on stderr (or JSON on stdout) and its
-    exit code, and any other exception an honest one-line message: never a traceback. With
-    `interrupted`, Ctrl-C prints that message and exits with 130."""
+def emit(command: str, payload: dict[str, Any], exit_code: int = OK) -> None:
+    """Print a command's JSON output: `payload` in the envelope, its status from the exit."""
+    status = STATUS_OF_EXIT.get(exit_code, Status.ERROR)
+    typer.echo(json.dumps(envelope(command, status, payload)))
+
+
+def fail(
+    command: str,
+    as_json: bool,
+    exit_code: int,
+    message: str,
+    error: dict[str, Any],
+    done: dict[str, Any] | None = None,
+) -> typer.Exit:
+    """Report a failure (`Error: …` on stderr, or JSON on stdout, with what was `done` before
+    it, such as the scores); the exit to raise."""
+    if as_json:
+        emit(command, {**(done or {}), "error": error}, exit_code)
+    else:
+        typer.echo(f"Error: {message}", err=True)
+    return typer.Exit(exit_code)
+
+
+def guarded(
+    command: str, as_json: bool, action: Callable[[], T], interrupted: str | None = None
+) -> T:
+    """Run `command`'s action; any exception becomes `Error: …` on stderr (or JSON on stdout) and an
+    exit code, as `explain` says: never a traceback. With `interrupted`, Ctrl-C prints that
+    message and exits with 130."""
     try:
         return action()
-    except ScorerError as exc:
-        _fail(as_json, str(exc), exc.to_dict())
-        raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
         if interrupted is None:
             raise
-        typer.echo(interrupted, err=True)
-        raise typer.Exit(INTERRUPTED) from None
-    except (Exception, PanicException) as exc:  # a bug: no traceback, an honest message
-        message = f"internal error ({type(exc).__name__}: {exc}); please report this"
-        _fail(as_json, message, {"error": "internal", "message": message})
-        raise typer.Exit(HOST) from None
+        error = error_object(Failure.INTERRUPTED, interrupted)
+        raise fail(command, as_json, INTERRUPTED, interrupted, error) from None
+    except (Exception, PanicException) as exc:
+        raise fail(command, as_json, *explain(exc)) from None
 
 
-def _fail(as_json: bool, message: str, data: dict[str, object]) -> None:
-    if as_json:
-        typer.echo(json.dumps({"status": "error", **data}))
-    else:
-        typer.echo(f"Error: {message}", err=True)
+def explain(exc: BaseException) -> tuple[int, str, dict[str, Any]]:
+    """An exception as (exit code, message, JSON error): a `ScorerError` as it says, an
+    `OSError` as the path and the system's reason, anything else as a bug, honestly."""
+    if isinstance(exc, ScorerError):
+        return exc.exit_code, str(exc), exc.to_dict()
+    if isinstance(exc, OSError):  # the system refused: a permission, a full disk, a folder
+        message = os_message(exc)
+        return HOST, message, error_object(Failure.OS_ERROR, message)
+    message = f"internal error ({type(exc).__name__}: {exc}); please report this"
+    return HOST, message, error_object(Failure.INTERNAL_ERROR, message)
+
+
+def os_message(exc: OSError) -> str:
+    """`path: reason`, as the system says it (`Permission denied`, `No space left on device`)."""
+    reason = exc.strerror or str(exc)
+    return f"{exc.filename}: {reason}" if exc.filename is not None else reason
+
+
+class JsonGroup(TyperGroup):
+    """The command group: with `--json` among the arguments, a usage error that Click finds
+    while parsing (an unknown option, a missing one, a bad choice) is one JSON object on
+    stdout too, with exit 2 as always."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        if "--json" not in argv:
+            return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+        except typer.TyperException as exc:  # Click's usage errors
+            error = error_object(Failure.USAGE_ERROR, exc.format_message())
+            emit(_command_of(exc), {"error": error}, exc.exit_code)
+            code = exc.exit_code
+        except typer.Abort:
+            code = REJECTED
+        if not standalone_mode:
+            return code
+        sys.exit(code or OK)
+
+
+def _command_of(exc: typer.TyperException) -> str:
+    """The command a usage error is about, as typed after `scorer` (`leaderboard score`)."""
+    ctx = getattr(exc, "ctx", None)
+    names = []
+    while ctx is not None and ctx.parent is not None:
+        names.append(ctx.info_name or "")
+        ctx = ctx.parent
+    return " ".join(reversed(names))

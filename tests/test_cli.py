@@ -93,7 +93,7 @@ def test_score_json_has_the_keys_and_the_numbers(files: Path) -> None:
     assert result.exit_code == 0
     data = json.loads(result.stdout)
     assert {"overall", "public", "private", "metric", "users", "metrics"} <= set(data)
-    assert data["status"] == "scored"
+    assert (data["command"], data["status"]) == ("score", "ok")
     assert data["metric"] == "ndcg@20"
     assert data["public"] == PUBLIC
     assert data["private"] == pytest.approx(PRIVATE, rel=1e-12)
@@ -197,7 +197,14 @@ def test_validate_a_valid_file(files: Path, against: list[str]) -> None:
         "",
     )
     result = runner.invoke(app, ["validate", "submission.csv", *against, "--json"])
-    assert json.loads(result.stdout) == {"status": "valid", "file": "submission.csv", "rows": 40}
+    assert json.loads(result.stdout) == {
+        "schema_version": 1,
+        "scorer_version": scorer.__version__,
+        "command": "validate",
+        "status": "ok",
+        "file": "submission.csv",
+        "rows": 40,
+    }
 
 
 BROKEN = {
@@ -222,7 +229,8 @@ def test_validate_with_targets_or_solution_gives_the_same_report(files: Path, co
         for a in (["--targets", "targets.csv"], ["--solution", "solution.csv"])
     ]
     assert as_json[0] == as_json[1]
-    assert json.loads(as_json[0])["error"] == "submission_rejected"
+    data = json.loads(as_json[0])
+    assert (data["status"], data["error"]["code"]) == ("rejected", "submission_rejected")
 
 
 def test_validate_json_report_of_a_rejected_file(files: Path) -> None:
@@ -231,7 +239,8 @@ def test_validate_json_report_of_a_rejected_file(files: Path) -> None:
         app, ["validate", "submission.csv", "--targets", "targets.csv", "--json"]
     )
     assert result.exit_code == 1
-    report = json.loads(result.stdout)["report"]
+    report = json.loads(result.stdout)["error"]
+    assert report["message"] == "submission rejected: submission.csv: 4 problems found"
     assert report["file"] == "submission.csv"
     assert report["total"] == 4
     assert [(p["code"], p["count"]) for p in report["problems"]] == [
@@ -534,8 +543,13 @@ def test_a_broken_solution_in_json_mode_says_so(files: Path) -> None:
     )
     assert result.exit_code == 2
     data = json.loads(result.stdout)
-    assert (data["status"], data["error"], data["role"]) == ("error", "host_error", "solution")
-    assert data["report"]["problems"][0]["code"] == "mixed_stage"
+    error = data["error"]
+    assert (data["status"], error["code"], error["role"]) == (
+        "error",
+        "organiser_file_broken",
+        "solution",
+    )
+    assert error["problems"][0]["code"] == "mixed_stage"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -641,12 +655,21 @@ def test_ndcg_malformed_input_exits_1_with_one_line(case: str) -> None:
     assert result.stderr.count("\n") == 1
 
 
-def test_ndcg_of_a_missing_file_exits_1_with_one_line(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["ndcg", str(tmp_path / "absent.json")])
-    assert result.exit_code == 1
-    assert result.stderr.startswith("Error: ")
-    assert "absent.json" in result.stderr
-    assert result.stderr.count("\n") == 1
+def test_ndcg_of_a_missing_file_exits_2_with_one_line(tmp_path: Path) -> None:
+    absent = tmp_path / "absent.json"
+    result = runner.invoke(app, ["ndcg", str(absent)])
+    assert result.exit_code == 2
+    assert result.stderr == f"Error: {absent}: No such file or directory\n"
+
+
+def test_ndcg_takes_the_json_inline_from_a_file_or_from_stdin(tmp_path: Path) -> None:
+    (tmp_path / "list.json").write_text(EXAMPLE)
+    inline = runner.invoke(app, ["ndcg", EXAMPLE])
+    from_file = runner.invoke(app, ["ndcg", str(tmp_path / "list.json")])
+    from_stdin = runner.invoke(app, ["ndcg", "-"], input=EXAMPLE)
+    assert inline.exit_code == from_file.exit_code == from_stdin.exit_code == 0
+    assert inline.stdout == from_file.stdout == from_stdin.stdout
+    assert json.loads(inline.stdout)["ndcg"] > 0
 
 
 def test_ndcg_of_bytes_that_are_not_utf8_exits_1_with_one_line(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 import scorer
 from scorer.competition import Split
-from scorer.errors import MAX_EXAMPLES, HostError, Report, UsageError
+from scorer.errors import MAX_EXAMPLES, Failure, HostError, Report, UsageError, error_object
 from scorer.leaderboard import batch
 from scorer.leaderboard.boards import Phase, Pick, load
 from scorer.leaderboard.confidence import RESAMPLES
@@ -154,7 +154,7 @@ def test_a_crash_on_one_file_does_not_stop_the_batch(
     result = run(copy)
     failed = [o for o in result.outcomes if o.status == "failed"]
     assert [o.path for o in failed] == ["submissions/bravo/overfit.csv"]
-    assert failed[0].error == {"error": "internal", "message": "RuntimeError: boom"}
+    assert failed[0].error == error_object(Failure.INTERNAL_ERROR, "RuntimeError: boom")
     assert result.counts["total"] == FILES
     monkeypatch.setattr(batch, "score_submission", real)
     again = run(copy)  # a failure is never cached
@@ -319,11 +319,17 @@ def test_a_stored_rejection_reads_back_as_its_report(world: Path) -> None:
         errors = [r.error for r in store.records() if r.status == Status.REJECTED]
     assert len(errors) == len(REJECTED)
     for error in errors:
-        assert error is not None and error["error"] == "submission_rejected"
-        report = Report.from_dict(error["report"])
-        assert report.to_dict() == error["report"]
+        assert error is not None and error["code"] == "submission_rejected"
+        report = Report.from_dict(error)
+        assert error == error_object(
+            Failure.SUBMISSION_REJECTED, error["message"], "submission", report
+        )
         assert error_text(error) == report.render()
-    internal = {"error": "internal", "message": "MemoryError: out of memory"}
+        # A database written before schema version 1 nested the report; it still reads back.
+        assert error_text({"error": "submission_rejected", "report": report.to_dict()}) == (
+            report.render()
+        )
+    internal = error_object(Failure.INTERNAL_ERROR, "MemoryError: out of memory")
     assert error_text(internal) == "MemoryError: out of memory"
     assert error_text(None) == ""
 

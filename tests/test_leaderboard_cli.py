@@ -70,14 +70,14 @@ def test_score_json_second_run_is_cached(demo: Path) -> None:
     result = cli(*score_args(demo, "--json"))
     assert result.exit_code == 0
     data = json.loads(result.stdout)
-    assert data["status"] == "done"
+    assert (data["command"], data["status"]) == ("leaderboard score", "ok")
     assert (data["total"], data["scored"], data["cached"], data["rejected"]) == (12, 0, 12, 2)
     assert all(s["cached"] for s in data["submissions"])
     assert [f["path"] for f in data["failures"]] == [
         "submissions/delta/partial.csv",
         "submissions/echo/semicolons.csv",
     ]
-    assert data["failures"][0]["error"]["report"]["problems"][0]["code"] == "missing_user"
+    assert data["failures"][0]["error"]["problems"][0]["code"] == "missing_user"
     for submission in data["submissions"]:  # a run's output is safe to publish: public only
         assert set(submission) == {"team", "path", "status", "cached", "public"}
 
@@ -119,8 +119,8 @@ def test_broken_manifest_exits_2(tmp_path: Path, demo: Path) -> None:
     assert "[invalid_time] 1 time" in result.stderr
     as_json = json.loads(cli(*score_args(tmp_path, "--json")).stdout)
     assert as_json["status"] == "error"
-    assert as_json["role"] == "manifest"
-    assert as_json["report"]["problems"][0]["code"] == "invalid_time"
+    assert as_json["error"]["role"] == "manifest"
+    assert as_json["error"]["problems"][0]["code"] == "invalid_time"
     assert not (tmp_path / "board.db").exists()  # the log is read before the database opens
 
 

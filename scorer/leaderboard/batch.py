@@ -18,7 +18,7 @@ from scorer import __version__
 from scorer.api import score as score_submission
 from scorer.competition import LOST_ITEMS, Competition, Split, Stage
 from scorer.contract import Solution, read_solution
-from scorer.errors import SubmissionError, UsageError
+from scorer.errors import Failure, SubmissionError, UsageError, error_object
 from scorer.leaderboard.manifest import Submission, read_log
 from scorer.leaderboard.store import SPLITS, STAGE_CODES, Fingerprint, Status, Store
 from scorer.read import DEFAULT_LIMITS, Limits
@@ -236,7 +236,7 @@ def _one(
         status, error = Status.REJECTED, exc.to_dict()
     except Exception as exc:  # a scorer bug on one file must not stop the batch
         status = Status.FAILED
-        error = {"error": "internal", "message": f"{type(exc).__name__}: {exc}"}
+        error = error_object(Failure.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
     else:
         status, public = Status.SCORED, result.public
         scores = result.to_dict()

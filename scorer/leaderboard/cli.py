@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,7 +19,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from scorer.errors import UsageError
+from scorer.errors import Failure, UsageError, error_object
 from scorer.leaderboard.batch import BatchResult, Outcome, score_log
 from scorer.leaderboard.batch import Progress as OnProgress
 from scorer.leaderboard.boards import Phase, load
@@ -29,7 +28,16 @@ from scorer.leaderboard.demo import DEMO_USERS, make_demo
 from scorer.leaderboard.render import Format, batch_text, render, renderables, table_text
 from scorer.leaderboard.store import Status
 from scorer.scoring import NoLost
-from scorer.shell import HOST, REJECTED, CompetitionFile, Json, competition_of, guarded
+from scorer.shell import (
+    HOST,
+    OK,
+    REJECTED,
+    CompetitionFile,
+    Json,
+    competition_of,
+    emit,
+    guarded,
+)
 from scorer.write import write_text
 
 board_app = typer.Typer(
@@ -39,11 +47,13 @@ board_app = typer.Typer(
 
 T = TypeVar("T")
 
-Db = Annotated[Path, typer.Option(help="The leaderboard database (SQLite).")]
+Db = Annotated[Path, typer.Option(metavar="FILE", help="The leaderboard database (SQLite).")]
 
 
-def _guard(as_json: bool, action: Callable[[], T]) -> T:
-    return guarded(as_json, action, "Interrupted: every submission finished so far is saved.")
+def _guard(command: str, as_json: bool, action: Callable[[], T]) -> T:
+    return guarded(
+        command, as_json, action, "Interrupted: every submission finished so far is saved."
+    )
 
 
 @contextmanager
@@ -82,11 +92,12 @@ def score(
     log: Annotated[
         Path,
         typer.Argument(
+            metavar="LOG",
             help="A manifest CSV (team,path,submitted_at[,selected]) or a folder with one "
-            "sub-folder per team."
+            "sub-folder per team.",
         ),
     ],
-    solution: Annotated[Path, typer.Option(help="The organiser's solution file.")],
+    solution: Annotated[Path, typer.Option(metavar="FILE", help="The organiser's solution file.")],
     db: Db,
     as_json: Json = False,
     no_lost: Annotated[
@@ -118,16 +129,24 @@ def score(
                 progress=progress,
             )
 
-    result = _guard(as_json, run)
-    if as_json:
-        typer.echo(json.dumps({"status": "done", **result.to_dict()}))
-    else:
-        typer.echo(batch_text(result, log.name))
+    result = _guard("leaderboard score", as_json, run)
     counts = result.counts
     if counts["failed"]:
-        raise typer.Exit(HOST)
-    if strict and counts["rejected"]:
-        raise typer.Exit(REJECTED)
+        code, failure, what = HOST, Failure.SUBMISSIONS_FAILED, "failed"
+    elif strict and counts["rejected"]:
+        code, failure, what = REJECTED, Failure.SUBMISSIONS_REJECTED, "rejected"
+    else:
+        code = OK
+    if not as_json:
+        typer.echo(batch_text(result, log.name))
+    elif code == OK:
+        emit("leaderboard score", result.to_dict())
+    else:
+        message = f"{counts[what]} of {counts['total']} submissions {what}"
+        error = error_object(failure, message)
+        emit("leaderboard score", {**result.to_dict(), "error": error}, code)
+    if code != OK:
+        raise typer.Exit(code)
 
 
 @board_app.command()
@@ -142,7 +161,8 @@ def show(
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.TABLE,
     as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
     output: Annotated[
-        Path | None, typer.Option(help="Write to this file (atomically) instead of stdout.")
+        Path | None,
+        typer.Option(metavar="FILE", help="Write to this file (atomically) instead of stdout."),
     ] = None,
     resamples: Annotated[
         int, typer.Option(help="Bootstrap resamples and permutations.", min=1)
@@ -165,7 +185,7 @@ def show(
             return None
         return table_text(boards) if chosen is Format.TABLE else render(boards, chosen)
 
-    text = _guard(chosen is Format.JSON, run)
+    text = _guard("leaderboard show", chosen is Format.JSON, run)
     if text is not None:
         typer.echo(text, nl=not text.endswith("\n"))
     elif output is not None:
@@ -174,7 +194,9 @@ def show(
 
 @board_app.command()
 def demo(
-    folder: Annotated[Path, typer.Argument(help="Where to write the demo competition.")],
+    folder: Annotated[
+        Path, typer.Argument(metavar="FOLDER", help="Where to write the demo competition.")
+    ],
     users: Annotated[int, typer.Option(help="Target users.", min=10)] = DEMO_USERS,
 ) -> None:
     """Write a small deterministic competition to try the commands on: a solution, a manifest
@@ -185,7 +207,7 @@ def demo(
             raise UsageError(f"{folder}: the folder is not empty")
         return make_demo(folder, n_users=users)
 
-    manifest = _guard(False, run)
+    manifest = _guard("leaderboard demo", False, run)
     typer.echo(
         f"Wrote {folder / 'solution.csv'}, {manifest} and the files it lists under "
         f"{folder / 'submissions'}"

@@ -18,6 +18,7 @@ from scorer.leaderboard.batch import BatchResult
 from scorer.leaderboard.boards import Boards
 from scorer.leaderboard.page import page
 from scorer.leaderboard.wording import boards_of, cells, columns, notes, title
+from scorer.schemas import Status, envelope
 
 
 class Format(StrEnum):
@@ -41,7 +42,8 @@ def render(boards: Boards, fmt: str) -> str:
     if fmt == "csv":
         return to_csv(boards)
     if fmt == "json":
-        return json.dumps(boards.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        data = envelope("leaderboard show", Status.OK, boards.to_dict())
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if fmt == "md":
         return to_markdown(boards)
     if fmt == "html":
@@ -142,7 +144,7 @@ def error_text(error: dict[str, Any] | None) -> str:
     """A stored error (a rejection report, or an internal failure) as the scorer prints it."""
     if not error:
         return ""
-    report = error.get("report")
-    if not isinstance(report, dict):
+    stored = error.get("report", error)  # before schema version 1, the report was nested
+    if not stored.get("problems"):
         return str(error.get("message", error))
-    return Report.from_dict(report).render()
+    return Report.from_dict(stored).render()

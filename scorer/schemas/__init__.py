@@ -1,0 +1,238 @@
+"""The JSON contract: every `--json` output is one object in an envelope, and a JSON Schema
+for each command's output ships beside this module (`scorer schema COMMAND` prints one).
+
+The schemas are built here, from the same vocabularies the code uses (`Failure`, `Code`,
+`Status`), and written to the package's `*.json` files; a test keeps the files equal to what
+`build` returns, so the shipped schema can never drift from the code."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from importlib import resources
+from typing import Any
+
+from scorer import __version__
+from scorer.errors import Code, Failure
+from scorer.leaderboard.boards import Phase
+from scorer.leaderboard.store import Status as Verdict
+from scorer.scoring import NoLost
+
+#: Raised when a key is removed or changes meaning; adding a key keeps the version.
+SCHEMA_VERSION = 1
+
+
+class Status(StrEnum):
+    """`status` of every JSON output; each goes with one exit code."""
+
+    OK = "ok"  # exit 0
+    REJECTED = "rejected"  # exit 1
+    ERROR = "error"  # exit 2
+    INTERRUPTED = "interrupted"  # exit 130
+
+
+#: The commands with `--json`, as a user types them after `scorer`.
+COMMANDS = ("score", "validate", "leaderboard score", "leaderboard show")
+
+
+def envelope(command: str, status: Status, payload: dict[str, Any]) -> dict[str, Any]:
+    """A command's JSON output: what every output has first, then the command's own keys."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "scorer_version": __version__,
+        "command": command,
+        "status": str(status),
+        **payload,
+    }
+
+
+def schema(command: str) -> dict[str, Any]:
+    """The shipped JSON Schema of a command's output (`COMMANDS`)."""
+    if command not in COMMANDS:
+        raise ValueError(f"unknown command {command!r}; expected one of {', '.join(COMMANDS)}")
+    text = resources.files(__package__).joinpath(file_name(command)).read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def file_name(command: str) -> str:
+    return command.replace(" ", "-") + ".json"
+
+
+# Building the schemas (tests/test_json_contract.py writes and checks the files).
+
+NUMBER = {"type": "number"}
+COUNT = {"type": "integer", "minimum": 0}
+TEXT = {"type": "string"}
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties) if required is None else required,
+    }
+
+
+ISSUE = _object(
+    {
+        "code": {"enum": [str(code) for code in Code]},
+        "line": _nullable({"type": "integer", "minimum": 1}),
+        "user": _nullable(TEXT),
+        "column": _nullable(TEXT),
+        "value": _nullable(TEXT),
+        "message": TEXT,
+    }
+)
+
+PROBLEM = _object(
+    {
+        "code": {"enum": [str(code) for code in Code]},
+        "count": {"type": "integer", "minimum": 1},
+        "examples": {"type": "array", "items": {"$ref": "#/$defs/issue"}},
+        "hint": _nullable(TEXT),
+    },
+    required=["code", "count", "examples"],
+)
+
+ERROR = _object(
+    {
+        "code": {"enum": [str(failure) for failure in Failure]},
+        "message": TEXT,
+        "role": _nullable({"enum": ["submission", "solution", "targets", "manifest"]}),
+        "file": _nullable(TEXT),
+        "total": COUNT,
+        "problems": {"type": "array", "items": {"$ref": "#/$defs/problem"}},
+    }
+)
+
+SPLIT_METRICS = {
+    "type": "object",
+    "properties": {"users": COUNT},
+    "required": ["users"],
+    "additionalProperties": NUMBER,
+}
+
+SCORED = {
+    "metric": TEXT,
+    "k": {"type": "integer", "minimum": 1},
+    "overall": _nullable(NUMBER),
+    "public": _nullable(NUMBER),
+    "private": _nullable(NUMBER),
+    "users": _object({"overall": COUNT, "public": COUNT, "private": COUNT, "ignored": COUNT}),
+    "metrics": {"type": "object", "additionalProperties": SPLIT_METRICS},
+    "no_lost": {"enum": [str(policy) for policy in NoLost]},
+    "parts": {"type": "integer", "minimum": 1},
+}
+
+VALID = {"file": TEXT, "rows": COUNT}
+
+OUTCOME = _object(
+    {
+        "team": TEXT,
+        "path": TEXT,
+        "status": {"enum": [str(verdict) for verdict in Verdict]},
+        "cached": {"type": "boolean"},
+        "public": _nullable(NUMBER),
+    }
+)
+
+BATCH = {
+    "total": COUNT,
+    "scored": COUNT,
+    "cached": COUNT,
+    "rejected": COUNT,
+    "failed": COUNT,
+    "removed": COUNT,
+    "submissions": {"type": "array", "items": OUTCOME},
+    "failures": {
+        "type": "array",
+        "items": {
+            "allOf": [OUTCOME, _object({"error": _nullable({"$ref": "#/$defs/error"})})],
+        },
+    },
+}
+
+ROW = _object(
+    {
+        "rank": {"type": "integer", "minimum": 1},
+        "team": TEXT,
+        "score": NUMBER,
+        "low": _nullable(NUMBER),
+        "high": _nullable(NUMBER),
+        "p_next": _nullable(NUMBER),
+        "tie_next": {"type": "boolean"},
+        "submission": TEXT,
+        "submitted_at": _nullable(TEXT),
+        "entries": COUNT,
+        # The private board only, in the final phase:
+        "public_rank": _nullable({"type": "integer", "minimum": 1}),
+        "shake": _nullable({"type": "integer"}),
+        "pick": TEXT,
+    },
+    required=["rank", "team", "score", "tie_next", "submission", "entries"],
+)
+
+BOARD = _object({"users": COUNT, "rows": {"type": "array", "items": ROW}})
+
+BOARDS = {
+    "phase": {"enum": [str(phase) for phase in Phase]},
+    "metric": TEXT,
+    "confidence": {"type": "object"},
+    "public": BOARD,
+    "private": BOARD,
+    "unranked": {
+        "type": "array",
+        "items": _object({"team": TEXT, "rejected": COUNT, "failed": COUNT, "pending": COUNT}),
+    },
+    "pending": COUNT,
+}
+
+#: What a successful output holds beyond the envelope, by command.
+SUCCESS: dict[str, dict[str, Any]] = {
+    "score": SCORED,
+    "validate": VALID,
+    "leaderboard score": BATCH,
+    "leaderboard show": BOARDS,
+}
+
+#: Keys a successful output may lack (the private board exists in the final phase only).
+OPTIONAL = {"private"}
+
+
+def build(command: str) -> dict[str, Any]:
+    """The JSON Schema of `command`'s output: success, or a failure with its `error`."""
+    head = {
+        "schema_version": {"const": SCHEMA_VERSION},
+        "scorer_version": TEXT,
+        "command": {"const": command},
+    }
+    properties = {**head, "status": {"const": str(Status.OK)}, **SUCCESS[command]}
+    success = _object(properties, [key for key in properties if key not in OPTIONAL])
+    failure = _object(
+        {
+            **head,
+            # "" for a usage error found before any command (`scorer --bogus --json`).
+            "command": {"enum": [command, ""]},
+            "status": {"enum": [str(s) for s in Status if s is not Status.OK]},
+            "error": {"$ref": "#/$defs/error"},
+        }
+    )
+    # A failure may still carry what was done: the scores of a run whose --per-user write
+    # failed, the batch of a run with rejected (--strict) or failed submissions.
+    failure["properties"] = {**SUCCESS[command], **failure["properties"]}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"urn:ranklist-scorer:schema:{file_name(command)}:v{SCHEMA_VERSION}",
+        "title": f"scorer {command} --json",
+        "description": (
+            f"The one JSON object `scorer {command} --json` prints on stdout, for every "
+            "outcome: status ok (exit 0), rejected (1), error (2) or interrupted (130)."
+        ),
+        "oneOf": [success, failure],
+        "$defs": {"error": ERROR, "problem": PROBLEM, "issue": ISSUE},
+    }
