@@ -88,6 +88,22 @@ def test_score_prints_a_table_for_people(files: Path) -> None:
     assert f"{PRIVATE:.6f}" == "0.630930"
 
 
+def test_the_table_says_ignored_users_were_checked_not_scored(files: Path) -> None:
+    (files / "solution.csv").write_text(SOLUTION + "3,301,Ignored\n")
+    (files / "submission.csv").write_text(text(VALID + user_lines(3)))
+    result = runner.invoke(app, ["score", "submission.csv", "--solution", "solution.csv"])
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert [line.split()[:2] for line in lines[1:4]] == [
+        ["overall", "2"],
+        ["public", "1"],
+        ["private", "1"],
+    ]
+    assert lines[4] == (
+        "ignored        1  user of the solution's ignored stage: checked, not scored"
+    )
+
+
 def test_score_json_has_the_keys_and_the_numbers(files: Path) -> None:
     result = runner.invoke(app, ["score", "submission.csv", "--solution", "solution.csv", "--json"])
     assert result.exit_code == 0
