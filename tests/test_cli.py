@@ -707,3 +707,29 @@ def test_version_short_help_and_python_m() -> None:
         [sys.executable, "-m", "scorer", "--help"], capture_output=True, text=True, check=False
     )
     assert module.returncode == 0 and "Usage: scorer" in module.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [],
+        ["score"],
+        ["validate"],
+        ["ndcg"],
+        ["schema"],
+        ["leaderboard", "score"],
+        ["leaderboard", "show"],
+        ["leaderboard", "demo"],
+        ["codabench"],
+    ],
+    ids=lambda words: " ".join(words) or "scorer",
+)
+def test_help_reads_cleanly(command: list[str]) -> None:
+    """Plain help: no boxes, no `<bool>` on flags, sizes in binary units, metavars in capitals."""
+    shown = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "100"})
+    assert shown.exit_code == 0
+    assert "<bool>" not in shown.stdout
+    assert not set("╭│╰") & set(shown.stdout)
+    if command == ["score"]:
+        assert "--solution FILE" in shown.stdout
+        assert "[default: (4 GiB); x>=1]" in shown.stdout

@@ -578,3 +578,36 @@ def test_validate_agrees_with_the_reference(
             assert (
                 _found(lambda: scorer.validate(typed, targets=targets_frame(targets))) == expected
             )
+
+
+#: Integer cells as pandas' `read_csv` (the official script's reader) takes them, and what the
+#: scorer makes of each (task.md, "Values"): the same number, or an `invalid_id`.
+READ_AS_PANDAS_DOES = [" 7", "+7", "\t7 ", "007", "+0", " +7 "]
+REFUSED = [
+    "-0",  # pandas: 0; no id carries a minus sign
+    "-1",  # pandas: -1; ids are non-negative
+    "9223372036854775808",  # pandas: uint64; an id fits a signed 64-bit integer
+    "7.0",  # pandas: float64
+    "1e2",  # pandas: float64
+    "1_000",  # pandas: text
+    "+ 7",  # pandas: text
+    "１０１",  # pandas: text (full-width digits)
+    "0x10",  # pandas: text
+]
+
+
+@pytest.mark.parametrize("cell", READ_AS_PANDAS_DOES + REFUSED, ids=repr)
+def test_an_id_cell_is_an_integer_as_pandas_reads_it_or_refused(
+    cell: str, write: Callable[..., Path]
+) -> None:
+    lines = valid_lines()
+    lines[0] = f"1,{cell},1"  # user 1's rank 1, edition 101 in the clean file
+    path = write(text(lines))
+    if cell in REFUSED:
+        report = rejected(path)
+        assert report.codes == ["invalid_id"]
+        assert report.problems[0].examples[0].value == cell.strip()
+        return
+    clean = text([f"1,{int(cell)},1", *valid_lines()[1:]])
+    against = {"solution": solution_frame()}
+    assert scorer.score(path, **against).overall == scorer.score(write(clean), **against).overall
