@@ -13,7 +13,7 @@ from scorer import __version__
 from scorer.adapters import codabench as codabench_adapter
 from scorer.api import score as score_submission
 from scorer.api import validate as validate_submission
-from scorer.errors import UsageError
+from scorer.errors import UsageError, size
 from scorer.leaderboard.cli import board_app
 from scorer.ndcg_json import ndcg_json
 from scorer.read import DEFAULT_LIMITS, Limits
@@ -32,7 +32,6 @@ from scorer.shell import (
     fail,
     guarded,
     os_message,
-    size,
 )
 from scorer.write import output_kind, write_table
 

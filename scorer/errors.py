@@ -85,6 +85,14 @@ def shorten(value: object) -> str:
     return f"{text[:MAX_VALUE_CHARS]}… ({len(text):,} characters)"
 
 
+def size(n: int) -> str:
+    """A byte count for people: `4 GiB` when it is a whole number of a binary unit."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift:,} {unit}"
+    return f"{n:,} bytes"
+
+
 @dataclass(frozen=True)
 class Issue:
     """One offending place of a file: where it is, what was found and what was expected."""
@@ -219,6 +227,10 @@ class Failure(StrEnum):
     INTERRUPTED = "interrupted"  # exit 130: Ctrl-C
     SUBMISSIONS_REJECTED = "submissions_rejected"  # exit 1: `leaderboard score --strict`
     SUBMISSIONS_FAILED = "submissions_failed"  # exit 2: a leaderboard batch had failures
+    # Why one submission of a leaderboard batch failed (its `error.code` in the batch).
+    OUT_OF_MEMORY = "out_of_memory"  # its worker went over the memory budget
+    TIMED_OUT = "timed_out"  # its worker went over the time limit
+    WORKER_DIED = "worker_died"  # its worker ended without a verdict (a signal, an abort)
 
 
 def error_object(

@@ -35,14 +35,6 @@ CompetitionFile = Annotated[
 ]
 
 
-def size(n: int) -> str:
-    """A byte count as help shows it: `4 GiB` when it is a whole number of a binary unit."""
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift and n % (1 << shift) == 0:
-            return f"{n >> shift:,} {unit}"
-    return f"{n:,} bytes"
-
-
 def competition_of(path: Path | None) -> Competition:
     """The competition a `--competition` file describes, or lost items without one."""
     return LOST_ITEMS if path is None else Competition.load(path)

@@ -1,0 +1,246 @@
+"""Score submissions in worker processes, each watched for memory and time: a submission that
+exhausts its memory budget, hangs, or takes its worker down (a Rust abort, a signal) is a
+failed submission with its reason, and the batch goes on with a fresh worker.
+
+Workers are started with `spawn` (polars' thread pool does not survive a `fork`) and live for
+the whole batch, so each imports the scorer and receives the solution once. The parent polls
+every worker's resident memory (`/proc/PID/status` on Linux) and its time on the current
+submission, and kills a worker that goes over either limit."""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from multiprocessing.context import SpawnProcess
+from pathlib import Path
+from typing import Any
+
+from polars.exceptions import PanicException
+
+from scorer.api import score as score_submission
+from scorer.competition import Competition
+from scorer.contract import Solution
+from scorer.errors import Failure, SubmissionError, error_object, size
+from scorer.leaderboard.store import Status
+from scorer.read import Limits
+from scorer.scoring import NoLost, ScoreResult
+
+#: How often the parent looks at its workers' memory and time, in seconds.
+POLL = 0.05
+
+#: How long a worker may take to stop when the batch ends, before it is killed, in seconds.
+GRACE = 5.0
+
+
+@dataclass(frozen=True)
+class Task:
+    """What every submission of a batch is scored against, sent once to each worker."""
+
+    solution: Solution
+    competition: Competition
+    no_lost: NoLost
+    limits: Limits
+
+
+@dataclass(frozen=True)
+class Done:
+    """One submission's verdict: scored (with its result), rejected or failed (with the error
+    as `errors.error_object` gives it)."""
+
+    index: int
+    status: Status
+    result: ScoreResult | None
+    error: dict[str, Any] | None
+    seconds: float
+
+
+def judge(task: Task, index: int, path: Path) -> Done:
+    """Score one submission in this process; never raises."""
+    started = time.perf_counter()
+    try:
+        result = score_submission(
+            path,
+            task.solution,
+            competition=task.competition,
+            no_lost=task.no_lost,
+            limits=task.limits,
+        )
+    except SubmissionError as exc:
+        return Done(index, Status.REJECTED, None, exc.to_dict(), time.perf_counter() - started)
+    except (Exception, PanicException) as exc:  # a scorer bug on one file must not stop a batch
+        error = error_object(Failure.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+        return Done(index, Status.FAILED, None, error, time.perf_counter() - started)
+    return Done(index, Status.SCORED, result, None, time.perf_counter() - started)
+
+
+#: How a worker judges one submission: `judge`, or a stand-in in the tests (a module-level
+#: function, so that a spawned worker can import it).
+Judge = Callable[[Task, int, Path], Done]
+
+
+def _serve(conn: Connection, task: Task, judge: Judge) -> None:  # pragma: no cover - a worker
+    """A worker's life: judge each (index, path) received until told to stop (None)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        conn.send(judge(task, *job))
+
+
+@dataclass
+class _Slot:
+    """One worker process and the submission it is judging, if any."""
+
+    process: SpawnProcess
+    conn: Connection
+    job: tuple[int, Path] | None = None
+    started: float = field(default=0.0)
+
+
+class Workers:
+    """A fixed number of worker processes judging submissions under a memory budget (bytes of
+    resident memory each) and a time limit (seconds a submission)."""
+
+    def __init__(
+        self, task: Task, *, workers: int, budget: int, timeout: float, judge: Judge = judge
+    ) -> None:
+        if workers < 1:
+            raise ValueError(f"workers = {workers}; expected at least 1")
+        self.task = task
+        self._judge = judge
+        self.workers = workers
+        self.budget = budget
+        self.timeout = timeout
+        self._context = multiprocessing.get_context("spawn")
+        self._slots: list[_Slot] = []
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def judge(self, jobs: Sequence[tuple[int, Path]]) -> Iterator[Done]:
+        """Each job's verdict, in the order they finish."""
+        queue = deque(jobs)
+        while queue or any(slot.job is not None for slot in self._slots):
+            while queue and (slot := self._idle()) is not None:
+                slot.job, slot.started = queue.popleft(), time.monotonic()
+                slot.conn.send(slot.job)
+            busy = [slot for slot in self._slots if slot.job is not None]
+            ready = wait([slot.conn for slot in busy], timeout=POLL)
+            for slot in busy:
+                done = self._collect(slot) if slot.conn in ready else self._watch(slot)
+                if done is not None:
+                    yield done
+
+    def close(self) -> None:
+        """Stop every worker: ask, wait `GRACE` seconds, then kill."""
+        for slot in self._slots:
+            with contextlib.suppress(OSError):  # a dead worker's pipe
+                slot.conn.send(None)
+        deadline = time.monotonic() + GRACE
+        for slot in self._slots:
+            slot.process.join(max(0.0, deadline - time.monotonic()))
+            if slot.process.is_alive():
+                slot.process.kill()
+                slot.process.join()
+            slot.conn.close()
+        self._slots.clear()
+
+    def _idle(self) -> _Slot | None:
+        for slot in self._slots:
+            if slot.job is None:
+                return slot
+        if len(self._slots) < self.workers:
+            self._slots.append(self._start())
+            return self._slots[-1]
+        return None
+
+    def _start(self) -> _Slot:
+        parent, child = self._context.Pipe()
+        process = self._context.Process(
+            target=_serve, args=(child, self.task, self._judge), daemon=True
+        )
+        process.start()
+        child.close()
+        return _Slot(process, parent)
+
+    def _collect(self, slot: _Slot) -> Done | None:
+        """The verdict a worker sent, or a failure if it died instead."""
+        try:
+            done: Done = slot.conn.recv()
+        except (EOFError, OSError):
+            slot.process.join()
+            return self._fail(slot, Failure.WORKER_DIED, died(slot.process.exitcode))
+        slot.job = None
+        return done
+
+    def _watch(self, slot: _Slot) -> Done | None:
+        """A failure if the busy worker went over its time or memory, or died; else None."""
+        if time.monotonic() - slot.started > self.timeout:
+            reason = f"took more than {self.timeout:g} s (--timeout)"
+            return self._fail(slot, Failure.TIMED_OUT, reason, kill=True)
+        rss = resident_bytes(slot.process.pid)
+        if rss is not None and rss > self.budget:
+            reason = f"needed more than its memory budget of {size(self.budget)} (--max-memory)"
+            return self._fail(slot, Failure.OUT_OF_MEMORY, reason, kill=True)
+        if not slot.process.is_alive():
+            return self._collect(slot)
+        return None
+
+    def _fail(self, slot: _Slot, failure: Failure, reason: str, *, kill: bool = False) -> Done:
+        """A failed verdict for the worker's submission; the worker is replaced."""
+        index = slot.job[0] if slot.job is not None else -1
+        seconds = time.monotonic() - slot.started
+        if kill:
+            slot.process.kill()
+            slot.process.join()
+        slot.conn.close()
+        self._slots.remove(slot)
+        error = error_object(failure, f"the submission {reason}")
+        return Done(index, Status.FAILED, None, error, seconds)
+
+
+def died(exitcode: int | None) -> str:
+    """Why a worker is gone, from its exit code (negative: the signal that killed it)."""
+    if exitcode is not None and exitcode < 0:
+        return f"killed its worker (signal {signal.Signals(-exitcode).name})"
+    return f"ended its worker (exit code {exitcode})"
+
+
+def resident_bytes(pid: int | None) -> int | None:
+    """A process's resident memory, or None where the system does not say (not Linux)."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def default_workers(budget: int) -> int:
+    """As many workers as cores, but no more than the machine's memory holds at `budget`
+    each (Linux; elsewhere the cores)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        memory = None
+    fits = (memory // budget) if memory else cores or 1
+    return max(1, min(cores or 1, fits))
