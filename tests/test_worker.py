@@ -53,12 +53,14 @@ def test_workers_give_the_verdicts_of_this_process(demo: tuple[Task, list[Path]]
 
 
 def bomb(path: Path, expanded: int) -> Path:
-    """A small .csv.gz that expands to `expanded` bytes of valid-looking rows."""
-    line = b"10000,500001,1\n"
-    block = b"user_id,edition_id,rank\n" + line * (1 << 16)
-    with gzip.open(path, "wb", compresslevel=9) as out:
-        for _ in range(expanded // len(block) + 1):
-            out.write(block)
+    """A small .csv.gz that expands to `expanded` bytes of valid-looking rows: one member
+    compressed once, then repeated (a gzip file may hold many members)."""
+    rows = b"10000,500001,1\n" * (1 << 22)  # 60 MiB
+    member = gzip.compress(rows, compresslevel=9)
+    with path.open("wb") as out:
+        out.write(gzip.compress(b"user_id,edition_id,rank\n"))
+        for _ in range(expanded // len(rows) + 1):
+            out.write(member)
     return path
 
 
