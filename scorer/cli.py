@@ -300,13 +300,18 @@ def codabench(
         Path, typer.Argument(metavar="OUTPUT", help="Where scores.json and the report go.")
     ],
     competition: CompetitionFile = None,
+    phase: Annotated[
+        codabench_adapter.Phase,
+        typer.Option(help="public: write the public scores only; final: both splits."),
+    ] = codabench_adapter.Phase.PUBLIC,
 ) -> None:
     """CodaBench/CodaLab scoring program: write scores.json and detailed_results.html; exit 1
-    for a rejected submission, 2 for a broken solution, so neither is ranked."""
+    for a rejected submission, 2 for a host failure (details in host_details.txt), so
+    neither is ranked. All it prints is safe for participants."""
     outcome = guarded(
         "codabench",
         False,
-        lambda: codabench_adapter.run(input_dir, output_dir, competition_of(competition)),
+        lambda: codabench_adapter.run(input_dir, output_dir, competition_of(competition), phase),
     )
     typer.echo(codabench_adapter.summary(outcome))
 
