@@ -61,7 +61,6 @@ def write(kit: Kit) -> list[Path]:
     written.append(annotation)
     written.append(kit.write("evaluation_script/__init__.py", template("evalai_init.py.tmpl")))
     written.append(kit.write("evaluation_script/main.py", template("evalai_main.py.tmpl")))
-    written.append()
     written.append(
         kit.write(
             "remote_challenge_evaluation/evaluate.py", template("evalai_remote_evaluate.py.tmpl")
