@@ -19,7 +19,7 @@ from scorer.read import kind_of
 def output_kind(path: Path) -> Literal["csv", "csv.gz", "parquet"]:
     """The format an output file's name asks for; a `UsageError` for any other name."""
     kind = kind_of(path)
-    if kind is None:
+    if kind is None or kind == "zip":
         raise UsageError(f"{path}: expected an output name ending in .csv, .csv.gz or .parquet")
     if not path.parent.is_dir():
         raise UsageError(f"{path}: the folder {path.parent} does not exist")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import gzip
+import io
 import json
 import math
 import re
@@ -94,11 +95,34 @@ def test_kaggle_rejects_a_broken_submission_for_the_participant(comp: Competitio
     with pytest.raises(kaggle.ParticipantVisibleError) as info:
         kaggle.score(solution, broken(comp).to_pandas(), "user_id")
     message = str(info.value)
-    assert message.startswith("submission rejected: submission: 1 problem found")
-    assert "row 3, position 3: edition_id 'abc' is not a non-negative integer" in message
-    lost = comp.solution.drop_nulls("edition_id").get_column("edition_id").cast(pl.String)
-    assert not any(f" {edition}" in message for edition in lost.head(200).to_list())
-    assert "public" not in message and "private" not in message
+    assert message == kaggle.ROW_PROBLEMS  # the same words whatever the rows of the split
+    assert "scorer validate submission.csv --targets targets.csv" in message
+    assert not re.search(r"\d", message)  # no row, user, count or id
+
+
+def test_kaggle_names_the_problems_of_the_header(comp: Competition) -> None:
+    solution = kaggle_solution(comp).drop(columns="Usage")
+    submission = to_wide(comp.submission).to_pandas().rename(columns={"edition_ids": "items"})
+    with pytest.raises(kaggle.ParticipantVisibleError) as info:
+        kaggle.score(solution, submission, "user_id")
+    message = str(info.value)
+    assert "[missing_column]" in message and "[unknown_column]" in message
+    assert "row " not in message and "user " not in message
+
+
+def test_kaggle_reads_a_list_column_pandas_made_numbers(comp: Competition) -> None:
+    """A split where every user lost one item or none: pandas reads the cells as float64."""
+    wide = to_wide(comp.submission).to_pandas()
+    solution = pd.DataFrame({"user_id": wide["user_id"], "edition_ids": float("nan")})
+    solution.loc[:9, "edition_ids"] = [
+        float(ids.split(" ")[0]) for ids in wide.loc[:9, "edition_ids"]
+    ]
+    assert solution["edition_ids"].dtype == "float64"
+    value = kaggle.score(solution, wide, "user_id")
+    truth = pl.DataFrame(
+        {"user_id": wide["user_id"].tolist(), "edition_id": solution["edition_ids"].tolist()}
+    ).with_columns(pl.col("edition_id").fill_nan(None).cast(pl.Int64))
+    assert value == scorer.score(pl.from_pandas(wide), truth).overall > 0
 
 
 def test_kaggle_broken_solution_is_for_the_host_only(comp: Competition) -> None:
@@ -161,24 +185,36 @@ def test_codabench_writes_scores_json(
     (inputs / "res" / "__MACOSX").mkdir()
     (inputs / "res" / "__MACOSX" / "._submission.csv").write_bytes(b"\x00\x05")
     out = tmp_path / "output"
-    result = runner.invoke(app, ["codabench", str(inputs), str(out)])
+    result = runner.invoke(app, ["codabench", str(inputs), str(out), "--phase", "final"])
     assert result.exit_code == 0, result.output
     scores = json.loads((out / "scores.json").read_text())
     assert scores == expected_scores(expected)
     assert next(iter(scores)) == "public_ndcg"  # the primary column first
     assert result.output == f"scored: public ndcg@20 {expected.public:.6f} (500 users)\n"
     page = (out / "detailed_results.html").read_text()
-    assert f"{expected.public:.6f}" in page
+    assert f"{expected.public:.6f}" in page and f"{expected.private:.6f}" in page
+
+
+def test_codabench_public_phase_writes_public_keys_only(
+    comp: Competition, expected: scorer.ScoreResult, tmp_path: Path
+) -> None:
+    inputs = codabench_dirs(tmp_path, comp.solution, to_wide(comp.submission), "csv")
+    out = tmp_path / "output"
+    result = runner.invoke(app, ["codabench", str(inputs), str(out)])  # public by default
+    assert result.exit_code == 0, result.output
+    scores = json.loads((out / "scores.json").read_text())
+    assert scores == {k: v for k, v in expected_scores(expected).items() if k.startswith("public")}
     private = expected.splits["private"]
     assert private is not None
-    assert not any(f"{getattr(private, m):.6f}" in page for m in METRICS)
+    for text in (out / "detailed_results.html").read_text(), result.output:
+        assert not any(f"{getattr(private, m):.6f}" in text for m in METRICS)
 
 
 def test_codabench_accepts_the_long_format_too(
     comp: Competition, expected: scorer.ScoreResult, tmp_path: Path
 ) -> None:
     inputs = codabench_dirs(tmp_path, comp.solution, comp.submission, "csv")
-    outcome = codabench.run(inputs, tmp_path / "output")
+    outcome = codabench.run(inputs, tmp_path / "output", phase="final")
     assert outcome.scores == expected_scores(expected)
 
 
@@ -225,17 +261,20 @@ def test_codabench_broken_solution_exits_2_and_tells_the_participant_nothing(
     out = tmp_path / "output"
     result = runner.invoke(app, ["codabench", str(inputs), str(out)])
     assert result.exit_code == 2
-    assert "the solution file is broken" in result.output
+    assert result.output == f"Error: {codabench.HOST_MESSAGE}\n"
     page = (out / "detailed_results.html").read_text()
-    assert "organisers' files" in page and "oops" not in page
+    assert "organisers&#x27; files" in page and "oops" not in page
     assert not (out / "scores.json").exists()
+    details = (out / "host_details.txt").read_text()
+    assert "the solution file is broken" in details and "'oops'" in details
 
 
 def test_codabench_missing_ref_folder_is_the_hosts(tmp_path: Path) -> None:
     (tmp_path / "input" / "res").mkdir(parents=True)
-    result = runner.invoke(app, ["codabench", str(tmp_path / "input"), str(tmp_path / "out")])
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["codabench", str(tmp_path / "input"), str(out)])
     assert result.exit_code == 2
-    assert "no such folder" in result.output
+    assert "no such folder" in (out / "host_details.txt").read_text()
 
 
 def test_codabench_without_a_split_reports_overall(comp: Competition, tmp_path: Path) -> None:
@@ -308,12 +347,43 @@ def test_evalai_rejects_a_broken_submission(
 
 
 def test_evalai_host_problems_are_logged_not_shown(
-    evalai_files: dict[str, Path], caplog: pytest.LogCaptureFixture
+    evalai_files: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
+    """The details reach the process's own stderr and the host's log file, never the
+    `sys.stderr` of the moment (the participant's file on EvalAI's worker)."""
+    console = io.StringIO()
+    monkeypatch.setattr(sys, "__stderr__", console)
+    monkeypatch.setenv(evalai.HOST_LOG, str(tmp_path / "host.log"))
     with pytest.raises(evalai.HostFailure) as info:
         evalai.evaluate(evalai_files["solution"], evalai_files["submission"], "final")
     assert str(info.value) == evalai.HOST_MESSAGE
-    assert "phase 'final' is not mapped to a split" in caplog.text
+    seen = capsys.readouterr()
+    assert seen.out == seen.err == ""
+    assert "phase 'final' is not mapped to a split" in console.getvalue()
+    assert "phase 'final' is not mapped to a split" in (tmp_path / "host.log").read_text()
+
+
+def test_evalai_remote_call_and_result(
+    evalai_files: dict[str, Path], expected: scorer.ScoreResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(evalai.SOLUTION, str(evalai_files["solution"]))
+    output = evalai.remote_evaluate(str(evalai_files["submission"]), "test")
+    assert output == evalai.evaluate(evalai_files["solution"], evalai_files["submission"], "test")
+    assert evalai.remote_result(output, "test") == [
+        {
+            "split": "public_split",
+            "show_to_participant": True,
+            "accuracies": labels(expected.splits["public"]),
+        },
+        {
+            "split": "private_split",
+            "show_to_participant": False,
+            "accuracies": labels(expected.splits["private"]),
+        },
+    ]
 
 
 # The documentation: every console and pycon block of the platforms section of examples.md, in

@@ -1,24 +1,32 @@
-"""CodaBench / CodaLab scoring program: `scorer codabench INPUT_DIR OUTPUT_DIR`.
+"""CodaBench / CodaLab scoring program: `scorer codabench INPUT_DIR OUTPUT_DIR --phase P`.
 
 CodaBench runs the scoring program with an input folder holding `ref/` (the organiser's
-reference data, here the solution) and `res/` (the participant's unzipped submission), and an
-output folder where it reads `scores.json` (one number a leaderboard column key) and shows
-`detailed_results.html` to the participant. A rejected submission exits 1 and a broken
-solution 2, so neither is ever ranked.
+reference data, here the solution) and `res/` (the participant's unzipped submission, beside
+the `metadata` file of the prediction step), and an output folder where it reads
+`scores.json` (one number a leaderboard column key) and shows `detailed_results.html`.
+
+CodaBench's API returns every score of a submission to anyone, hidden columns included
+(codalab/codabench#2526), so the public phase writes the public keys only; the final phase
+writes both splits. A rejected submission exits 1 and a host failure 2, so neither is ever
+ranked. Everything printed is safe for participants (the phase can show its logs); the
+details of a host failure go to `host_details.txt` in the output folder, which the phase's
+`hide_score_output` keeps to the organisers.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from scorer.api import score as score_submission
 from scorer.competition import LOST_ITEMS, Competition, Metric, Split
-from scorer.errors import Code, HostError, ScorerError, SubmissionError, single
-from scorer.read import kind_of
+from scorer.errors import Code, Failure, HostError, ScorerError, SubmissionError, single
+from scorer.read import kind_of_file
 from scorer.scoring import ScoreResult
 from scorer.write import write_text
 
@@ -28,8 +36,34 @@ SCORES = "scores.json"
 #: The page CodaBench shows as the submission's detailed results (`enable_detailed_results`).
 DETAILS = "detailed_results.html"
 
+#: The organisers' copy of a host failure's details, in the scoring output.
+HOST_DETAILS = "host_details.txt"
+
 #: Folders and files that zip tools add beside a participant's file; never the submission.
 IGNORED = ("__MACOSX",)
+
+#: The file CodaBench's prediction step writes beside the participant's files in `res/`.
+WORKER_FILES = ("metadata",)
+
+#: What a participant reads when the organisers' files or the scorer failed.
+HOST_MESSAGE = (
+    "the submission could not be scored because of a problem in the organisers' files or "
+    "the scorer, not in the submission; the organisers have the details"
+)
+
+
+class Phase(StrEnum):
+    """Which scores a run writes: the public split's (public phase) or both (final phase)."""
+
+    PUBLIC = "public"
+    FINAL = "final"
+
+
+class HostFailure(ScorerError):
+    """A host failure as a participant may read it; the details are in `host_details.txt`."""
+
+    exit_code = 2
+    failure = Failure.ORGANISER_FILE_BROKEN
 
 
 @dataclass(frozen=True)
@@ -45,12 +79,12 @@ def column_key(split: str, metric: str) -> str:
     return f"{split}_{metric}"
 
 
-def leaderboard_scores(result: ScoreResult) -> dict[str, float]:
-    """Every metric of every split the solution has, keyed as the leaderboard columns are;
-    the primary column first. A solution without a split gives the `overall_*` keys only."""
-    splits = [s for s in (Split.PUBLIC, Split.PRIVATE) if result.splits[s] is not None] or [
-        Split.OVERALL
-    ]
+def leaderboard_scores(result: ScoreResult, phase: Phase = Phase.FINAL) -> dict[str, float]:
+    """Every metric of the splits the phase shows (public, or public and private), keyed as
+    the leaderboard columns are; the primary column first. A solution without a split gives
+    the `overall_*` keys only."""
+    shown = (Split.PUBLIC,) if phase == Phase.PUBLIC else (Split.PUBLIC, Split.PRIVATE)
+    splits = [s for s in shown if result.splits[s] is not None] or [Split.OVERALL]
     primary = result.competition.metric
     scores: dict[str, float] = {}
     for metric in (primary, *[m for m in Metric if m != primary]):
@@ -61,11 +95,19 @@ def leaderboard_scores(result: ScoreResult) -> dict[str, float]:
     return scores
 
 
-def run(input_dir: Path, output_dir: Path, competition: Competition = LOST_ITEMS) -> Outcome:
-    """Score `input_dir/res` against `input_dir/ref`, write `scores.json` and the detailed
-    results; raise `SubmissionError` (after writing the participant's report) or `HostError`."""
+def run(
+    input_dir: Path,
+    output_dir: Path,
+    competition: Competition = LOST_ITEMS,
+    phase: Phase | str = Phase.PUBLIC,
+) -> Outcome:
+    """Score `input_dir/res` against `input_dir/ref`, write `scores.json` (the phase's keys)
+    and the detailed results; raise `SubmissionError` (after writing the participant's
+    report) or `HostFailure` (after writing the details to `host_details.txt`)."""
+    phase = Phase(phase)
     output_dir.mkdir(parents=True, exist_ok=True)
-    (output_dir / SCORES).unlink(missing_ok=True)  # a rejected run must leave no numbers behind
+    for stale in (SCORES, HOST_DETAILS):  # a failed run must leave no numbers behind
+        (output_dir / stale).unlink(missing_ok=True)
     try:
         solution = _one_file(input_dir / "ref", "solution")
         submission = _one_file(input_dir / "res", "submission")
@@ -74,20 +116,20 @@ def run(input_dir: Path, output_dir: Path, competition: Competition = LOST_ITEMS
         report = html.escape(exc.report.render())
         write_text(_page("Submission rejected", f"<pre>{report}</pre>"), output_dir / DETAILS)
         raise
-    except ScorerError:
+    except Exception as exc:  # the organisers' files, the system or a bug: details to them
+        details = str(exc) if isinstance(exc, ScorerError) else traceback.format_exc()
+        write_text(f"{type(exc).__name__}: {details}\n", output_dir / HOST_DETAILS)
         write_text(
             _page(
                 "Scoring failed",
-                "<p>The submission could not be scored because of a problem in the organisers' "
-                "files, not in the submission. The organisers can see the details in the "
-                "scoring logs.</p>",
+                f"<p>{html.escape(HOST_MESSAGE[0].upper() + HOST_MESSAGE[1:])}.</p>",
             ),
             output_dir / DETAILS,
         )
-        raise
-    scores = leaderboard_scores(result)
+        raise HostFailure(HOST_MESSAGE) from None
+    scores = leaderboard_scores(result, phase)
     write_text(json.dumps(scores, indent=2) + "\n", output_dir / SCORES)
-    write_text(_page("Submission scored", _public_table(result)), output_dir / DETAILS)
+    write_text(_page("Submission scored", _tables(result, phase)), output_dir / DETAILS)
     return Outcome(scores=scores, result=result)
 
 
@@ -108,7 +150,8 @@ def _one_file(folder: Path, role: str) -> Path:
         p
         for p in folder.rglob("*")
         if p.is_file()
-        and kind_of(p) is not None
+        and p.relative_to(folder).as_posix() not in WORKER_FILES
+        and kind_of_file(p) is not None
         and not any(part.startswith(".") or part in IGNORED for part in p.relative_to(folder).parts)
     )
     if len(found) == 1:
@@ -117,36 +160,37 @@ def _one_file(folder: Path, role: str) -> Path:
     if found:
         message = (
             f"the {role} holds {len(found)} data files ({names}); expected exactly one "
-            ".csv, .csv.gz or .parquet file"
+            ".csv, .csv.gz, .parquet or .zip file"
         )
     else:
-        message = f"the {role} holds no .csv, .csv.gz or .parquet file"
+        message = f"the {role} holds no .csv, .csv.gz, .parquet or .zip file"
     report = single(role, Code.FILE_NOT_FOUND if not found else Code.FILE_FORMAT, message)
     if role == "submission":
         raise SubmissionError(report)
     raise HostError(role, report)
 
 
-def _public_table(result: ScoreResult) -> str:
-    """The participant-safe numbers: the public split (or the only split there is). Private
-    scores stay in `scores.json`, whose columns the leaderboard hides until the end."""
-    split = Split.PUBLIC if result.splits[Split.PUBLIC] is not None else Split.OVERALL
-    values = result.splits[split]
-    if values is None:  # pragma: no cover - a scored solution has at least one user
-        return "<p>No users were scored.</p>"
-    rows = "".join(
-        f"<tr><td>{html.escape(name)}</td><td>{values.value(metric):.6f}</td></tr>"
-        for metric, name in result.competition.labels.items()
-    )
-    note = (
-        "<p>Private scores are computed too and stay hidden until the end of the competition.</p>"
-        if split == "public"
-        else ""
-    )
-    return (
-        f"<p>{split.capitalize()} split, {values.users:,} users.</p>"
-        f"<table><tr><th>metric</th><th>score</th></tr>{rows}</table>{note}"
-    )
+def _tables(result: ScoreResult, phase: Phase) -> str:
+    """The numbers the phase shows: the public split (or the only split there is), and in the
+    final phase the private split too."""
+    shown = (Split.PUBLIC,) if phase == Phase.PUBLIC else (Split.PUBLIC, Split.PRIVATE)
+    splits = [s for s in shown if result.splits[s] is not None] or [Split.OVERALL]
+    tables = []
+    for split in splits:
+        values = result.splits[split]
+        if values is None:  # pragma: no cover - the list holds scored splits only
+            continue
+        rows = "".join(
+            f"<tr><td>{html.escape(name)}</td><td>{values.value(metric):.6f}</td></tr>"
+            for metric, name in result.competition.labels.items()
+        )
+        tables.append(
+            f"<p>{split.capitalize()} split, {values.users:,} users.</p>"
+            f"<table><tr><th>metric</th><th>score</th></tr>{rows}</table>"
+        )
+    if splits == [Split.PUBLIC]:
+        tables.append("<p>Private scores are computed in the final phase only.</p>")
+    return "".join(tables)
 
 
 def _page(title: str, body: str) -> str:

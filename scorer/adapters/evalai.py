@@ -3,22 +3,60 @@
 EvalAI's worker calls `evaluate` with the phase's annotation file (here the solution), the
 participant's file and the phase codename, and fills one leaderboard per (phase, dataset split)
 from the returned `result` list: one `{split_codename: {label: number}}` entry a split. Labels
-are the metric names of the scorer's reports (`ndcg@20`, `recall@20`, …).
+are the metric names of the scorer's reports (`ndcg@20`, `recall@20`, …). A remote worker
+calls `remote_evaluate(user_submission_file, phase_codename)` and sends `remote_result(…)`.
+
+The worker sends the call's stdout and stderr to the participant's files, so nothing here
+prints: the details of a host failure go to a log handler this module owns, on the process's
+own stderr (the worker's console) and, when `SCORER_HOST_LOG` names a file, to that file.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import sys
+import traceback
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from scorer.api import score
 from scorer.competition import Split
 from scorer.errors import ScorerError, SubmissionError, UsageError
 from scorer.scoring import ScoreResult, SplitScore
 
-log = logging.getLogger(__name__)
+#: The environment variable naming a file for the host's log, and the annotation file of a
+#: remote worker.
+HOST_LOG, SOLUTION = "SCORER_HOST_LOG", "SCORER_SOLUTION"
+
+
+class _ConsoleHandler(logging.StreamHandler[TextIO]):
+    """The process's own stderr, looked up at each record: never the `sys.stderr` of the
+    moment, which EvalAI's worker points at the participant's stderr file."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.setStream(sys.__stderr__ or sys.stderr)
+        super().emit(record)
+
+
+def host_log() -> logging.Logger:
+    """The organiser's log: its own handlers, never the root logger's (`propagate` off)."""
+    logger = logging.getLogger(__name__)
+    if not any(isinstance(h, _ConsoleHandler) for h in logger.handlers):
+        handler = _ConsoleHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s scorer %(levelname)s %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+        logger.setLevel(logging.INFO)
+    path = os.environ.get(HOST_LOG)
+    if path and not any(
+        isinstance(h, logging.FileHandler) and h.baseFilename == os.path.abspath(path)
+        for h in logger.handlers
+    ):
+        logger.addHandler(logging.FileHandler(path, encoding="utf-8"))
+    return logger
+
 
 #: Phase codename → {dataset split codename: the scorer's split it shows}. The development
 #: phase shows the public split only; the test phase adds the private one, whose leaderboard
@@ -64,11 +102,49 @@ def evaluate(
         entries = [{name: _metrics(result, split)} for name, split in mapping.items()]
     except SubmissionError:
         raise
-    except ScorerError as exc:
-        log.error("scoring failed for phase %r: %s", phase_codename, exc)
+    except Exception as exc:  # the organisers' files, the system or a bug
+        details = str(exc) if isinstance(exc, ScorerError) else traceback.format_exc()
+        host_log().error("scoring failed for phase %r: %s", phase_codename, details)
         raise HostFailure(HOST_MESSAGE) from None
     shown = [e for e, split in zip(entries, mapping.values(), strict=True) if split != "private"]
     return {"result": entries, "submission_result": shown[0] if shown else {}}
+
+
+def remote_evaluate(
+    user_submission_file: str | Path,
+    phase_codename: str,
+    test_annotation_file: str | Path | None = None,
+    *,
+    phases: Mapping[str, Mapping[str, str]] | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """EvalAI-Starters' remote evaluation call, `evaluate(submission_file_path,
+    phase_codename)`: the annotation file is `test_annotation_file`, or the file that
+    `SCORER_SOLUTION` names. Returns what `evaluate` returns."""
+    annotation = test_annotation_file or os.environ.get(SOLUTION)
+    if not annotation:
+        host_log().error("no annotation file: pass test_annotation_file or set %s", SOLUTION)
+        raise HostFailure(HOST_MESSAGE)
+    return evaluate(annotation, user_submission_file, phase_codename, phases=phases, **kwargs)
+
+
+def remote_result(
+    output: Mapping[str, Any],
+    phase_codename: str,
+    phases: Mapping[str, Mapping[str, str]] | None = None,
+) -> list[dict[str, Any]]:
+    """`evaluate`'s `result` in the form EvalAI's `update_submission` API takes from a remote
+    worker: `{"split", "show_to_participant", "accuracies"}` an entry; the private split is
+    never shown to the participant."""
+    mapping = (PHASES if phases is None else phases)[phase_codename]
+    entries = []
+    for entry in output["result"]:
+        ((split, accuracies),) = entry.items()
+        private = mapping.get(split) == "private"
+        entries.append(
+            {"split": split, "show_to_participant": not private, "accuracies": accuracies}
+        )
+    return entries
 
 
 def _metrics(result: ScoreResult, split: str) -> dict[str, float]:

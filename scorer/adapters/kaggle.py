@@ -5,14 +5,19 @@ solution and the submission by the solution's `Usage` column and drops that colu
 call, so each call sees one split and the score of the call is the mean NDCG@20 of its users.
 Both frames are wide, one row a user: the submission `user_id,edition_ids` with the 20 ranked
 ids separated by spaces, the solution `user_id,edition_ids` with the user's lost ids (empty
-for a user with none). A broken submission raises `ParticipantVisibleError` with the same
-report `scorer validate` prints; anything else (a broken solution, a bug) raises an error
-Kaggle shows to the host only.
+for a user with none).
+
+A broken submission raises `ParticipantVisibleError`. Since each call sees one split, a report
+of its rows would tell which users share a split (two users broken in two ways: one problem
+or two, one code or two) and how many users a split has; so a row's problem is reported in
+one fixed sentence that points to `scorer validate` with the public targets file, and only
+problems of the header, the same in both calls, are named. Anything else (a broken
+solution, a bug) raises `HostVisibleError`, which Kaggle routes by its class name to the
+host only.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import pandas as pd
@@ -21,7 +26,7 @@ import polars as pl
 from scorer.api import score as score_submission
 from scorer.competition import LOST_ITEMS
 from scorer.contract import Solution, read_solution
-from scorer.errors import ScorerError, SubmissionError
+from scorer.errors import Code, ScorerError, SubmissionError, shorten
 from scorer.read import DEFAULT_LIMITS, Limits
 
 #: The list column of both wide frames.
@@ -29,6 +34,25 @@ IDS = LOST_ITEMS.columns.list
 
 #: The name Kaggle's participants know their file by, in the headline of a report.
 SUBMISSION_NAME = "submission"
+
+#: Problems of the file as a whole, found alike in the public and the private call.
+WHOLE_FILE = frozenset(
+    {
+        Code.MISSING_COLUMN,
+        Code.UNKNOWN_COLUMN,
+        Code.DUPLICATE_COLUMN,
+        Code.COLUMN_TYPE,
+        Code.FILE_FORMAT,
+    }
+)
+
+#: What a participant reads for any problem of a row: the same words whatever the rows.
+ROW_PROBLEMS = (
+    "submission rejected: some rows break the submission rules. Kaggle checks the public "
+    "and the private users one part at a time, so this message names no row, user or "
+    "count. Run `scorer validate submission.csv --targets targets.csv` (targets.csv is on "
+    "the competition's data page) to see every problem with its line."
+)
 
 
 class ParticipantVisibleError(Exception):
@@ -53,23 +77,53 @@ def score(solution: pd.DataFrame, submission: pd.DataFrame, row_id_column_name: 
         truth = read_wide_solution(_as_users(solution, row_id_column_name, "solution"))
         result = score_submission(_as_users(submission, row_id_column_name, SUBMISSION_NAME), truth)
     except SubmissionError as exc:
-        report = dataclasses.replace(exc.report, file=SUBMISSION_NAME)
-        raise ParticipantVisibleError(f"submission rejected: {report.render()}") from None
+        raise ParticipantVisibleError(participant_message(exc)) from None
     except ScorerError as exc:
         raise HostVisibleError(str(exc)) from None
+    except HostVisibleError:
+        raise
+    except Exception as exc:  # a bug: Kaggle would show a message without digits to everyone
+        raise HostVisibleError(f"internal error ({type(exc).__name__}: {shorten(exc)})") from None
     value = float(result.overall)
     if not math.isfinite(value):  # pragma: no cover - NDCG is a mean of numbers in [0, 1]
         raise HostVisibleError(f"the score is {value}; expected a finite number")
     return value
 
 
+def participant_message(exc: SubmissionError) -> str:
+    """What Kaggle shows for a rejected part: the header's problems by name (the same in both
+    calls), any problem of a row in one fixed sentence (see the module's docstring)."""
+    report = exc.report
+    if report.problems and all(p.code in WHOLE_FILE for p in report.problems):
+        whole = "\n".join(
+            f"  [{p.code}] {issue.message}" for p in report.problems for issue in p.examples
+        )
+        return f"submission rejected: the file's columns break the submission rules:\n{whole}"
+    return ROW_PROBLEMS
+
+
 def _as_users(frame: pd.DataFrame, row_id: str, role: str) -> pd.DataFrame:
-    """The frame with its row-id column named `user_id`, as the scorer's rules name it."""
+    """The frame with its row-id column named `user_id`, as the scorer's rules name it, and its
+    list column as text: pandas reads a column whose cells hold at most one id each (a split
+    where every user lost one item or none) as numbers, float64 once a cell is empty."""
     if not isinstance(frame, pd.DataFrame):
         raise HostVisibleError(f"the {role} is a {type(frame).__name__}; expected a DataFrame")
-    if row_id == "user_id" or row_id not in frame.columns:
-        return frame  # a missing column is reported by the reader, in the report's own words
-    return frame.rename(columns={row_id: "user_id"})
+    if row_id != "user_id" and row_id in frame.columns:
+        frame = frame.rename(columns={row_id: "user_id"})
+    if IDS in frame.columns and pd.api.types.is_numeric_dtype(frame[IDS].dtype):
+        frame = frame.assign(**{IDS: frame[IDS].map(_id_text)})
+    return frame  # a missing column is reported by the reader, in the report's own words
+
+
+def _id_text(value: object) -> str:
+    """A number pandas made of a one-id cell, as the id it was written as: `12.0` → `12`, NaN
+    → empty (no ids); any other number as written, for the reader to judge."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        if value.is_integer():
+            return str(int(value))
+    return str(value)
 
 
 def read_wide_solution(

@@ -23,6 +23,7 @@ from scorer.read.source import (
     describe,
     expanded_size,
     kind_of,
+    kind_of_file,
     open_path,
     read_parquet,
     to_polars,
@@ -46,6 +47,7 @@ __all__ = [
     "describe",
     "expanded_size",
     "kind_of",
+    "kind_of_file",
     "read_table",
     "split",
     "to_wide",
@@ -59,8 +61,8 @@ def read_table(source: TableLike, spec: Spec, limits: Limits = DEFAULT_LIMITS) -
     if not isinstance(source, str | Path):
         return _from_frame(file, to_polars(source, file), spec, limits)
     kind, content = open_path(Path(source), file, limits)
-    if kind == "parquet":  # read from its path, as `open_path` leaves it
-        frame = read_parquet(Path(source), file, limits, words=spec.of_kind("stage"))
+    if kind == "parquet":  # its path, as `open_path` leaves it (a zip's member: its bytes)
+        frame = read_parquet(content, file, limits, words=spec.of_kind("stage"))
         return _from_frame(file, frame, spec, limits)
     text = scan_text(file, content, limits, blank_long=True)
     if wide.is_wide(text.header, spec):

@@ -63,7 +63,26 @@ def describe(source: TableLike) -> str:
     return f"<{type(source).__module__.split('.')[0]} DataFrame>"
 
 
-def kind_of(path: Path) -> Literal["csv", "csv.gz", "parquet"] | None:
+Kind: TypeAlias = Literal["csv", "csv.gz", "parquet", "zip"]
+
+#: What a file's first bytes say it is, whatever its name: platforms rename uploads (EvalAI
+#: keeps only the last suffix, `x.csv.gz` becoming `<uuid>.gz`; a download may lose it).
+_KIND_MAGIC: dict[bytes, Kind] = {
+    b"\x1f\x8b": "csv.gz",
+    b"PAR1": "parquet",
+    b"PK\x03\x04": "zip",
+    b"PK\x05\x06": "zip",  # an empty archive: refused as such, not as an unknown name
+}
+
+#: A zip upload holds one data file; entries zip tools add beside it are skipped.
+ZIP_IGNORED = ("__MACOSX/",)
+
+#: At most this many entries in a zip's central directory (a bound before reading any).
+MAX_ZIP_ENTRIES = 1000
+
+
+def kind_of(path: Path) -> Kind | None:
+    """A file's kind from its name alone (`.csv`, `.csv.gz`, `.parquet`, `.zip`)."""
     name = path.name.lower()
     if name.endswith(".csv.gz"):
         return "csv.gz"
@@ -71,7 +90,23 @@ def kind_of(path: Path) -> Literal["csv", "csv.gz", "parquet"] | None:
         return "csv"
     if name.endswith(".parquet"):
         return "parquet"
+    if name.endswith(".zip"):
+        return "zip"
     return None
+
+
+def kind_of_file(path: Path) -> Kind | None:
+    """A file's kind from its name, or else from its first bytes: gzip, Parquet and zip data
+    are recognised under any name (`<uuid>.gz`, no suffix at all)."""
+    kind = kind_of(path)
+    if kind is not None or not path.is_file():
+        return kind
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4)
+    except OSError:
+        return None
+    return next((k for magic, k in _KIND_MAGIC.items() if head.startswith(magic)), None)
 
 
 _MAGIC = {
@@ -100,20 +135,21 @@ def _sniff(head: bytes) -> str | None:
 def open_path(
     path: Path, file: str, limits: Limits, *, inflate_to: Path | None = None
 ) -> tuple[str, Path | bytes]:
-    """Check a path exists, is within limits and is what its suffix says; return its kind and
-    its content: the path itself for a plain CSV or Parquet file; for a gzip file its
-    decompressed bytes, or with `inflate_to` that path, written with them (memory bounded
-    by a chunk)."""
+    """Check a path exists, is within limits and is what its suffix (or, without a known
+    suffix, its first bytes) says; return its kind and its content: the path itself for a
+    plain CSV or Parquet file; for a gzip file its decompressed bytes, or with `inflate_to`
+    that path, written with them (memory bounded by a chunk); for a zip, its one member's
+    kind (`csv` or `parquet`) and bytes (or `inflate_to` for a CSV member)."""
     if not path.is_file():
         raise Rejected(single(file, Code.FILE_NOT_FOUND, f"{file}: no such file"))
-    kind = kind_of(path)
+    kind = kind_of_file(path)
     if kind is None:
         raise Rejected(
             single(
                 file,
                 Code.FILE_FORMAT,
-                f"{file}: unsupported file name; expected a name ending in .csv, .csv.gz "
-                "or .parquet",
+                f"{file}: unsupported file name; expected a name ending in .csv, .csv.gz, "
+                ".parquet or .zip (gzip, Parquet and zip data are recognised under any name)",
             )
         )
     size = path.stat().st_size
@@ -128,6 +164,8 @@ def open_path(
         )
     with path.open("rb") as handle:
         head = handle.read(8192)
+    if kind == "zip":
+        return unzip(path, file, limits, inflate_to)
     if kind == "csv.gz":
         if not head.startswith(b"\x1f\x8b"):
             raise Rejected(
@@ -161,6 +199,82 @@ def open_path(
             single(file, Code.FILE_FORMAT, f"{file}: expected CSV text, found {what}{hint}")
         )
     return kind, path
+
+
+def unzip(
+    path: Path, file: str, limits: Limits, inflate_to: Path | None = None
+) -> tuple[str, Path | bytes]:
+    """The one CSV or Parquet member of a zip, judged from the central directory before any
+    byte is inflated: more than one data member, a member over the file size cap, or members
+    adding up to more than the decompressed cap are refused; the member is then read with
+    its output counted, whatever the directory claims."""
+    import zipfile
+
+    def refuse(code: Code, message: str) -> Rejected:
+        return Rejected(single(file, code, f"{file}: {message}"))
+
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise refuse(Code.FILE_CORRUPT, f"not a readable zip archive ({shorten(exc)})") from None
+    with archive:
+        entries = archive.infolist()
+        if len(entries) > MAX_ZIP_ENTRIES:
+            raise refuse(
+                Code.FILE_FORMAT,
+                f"the zip holds {len(entries):,} entries; expected one .csv or .parquet file",
+            )
+        total = sum(e.file_size for e in entries)
+        if total > limits.max_decompressed_bytes:
+            raise refuse(
+                Code.FILE_TOO_LARGE,
+                f"the zip expands to {total:,} bytes; at most "
+                f"{limits.max_decompressed_bytes:,} are accepted",
+            )
+        members = [
+            e
+            for e in entries
+            if not e.is_dir()
+            and not e.filename.startswith(ZIP_IGNORED)
+            and not Path(e.filename).name.startswith(".")
+        ]
+        if len(members) != 1:
+            names = ", ".join(shorten(m.filename) for m in members[:5])
+            found = f"{len(members)} files ({names})" if members else "no file"
+            raise refuse(
+                Code.FILE_FORMAT,
+                f"the zip holds {found}; expected exactly one .csv or .parquet file",
+            )
+        member = members[0]
+        if member.file_size > limits.max_file_bytes:
+            raise refuse(
+                Code.FILE_TOO_LARGE,
+                f"{shorten(member.filename)} in the zip has {member.file_size:,} bytes; at most "
+                f"{limits.max_file_bytes:,} are accepted",
+            )
+        if member.flag_bits & 0x1:
+            raise refuse(Code.FILE_FORMAT, "the zip is encrypted; upload it without a password")
+        cap = min(limits.max_file_bytes, limits.max_decompressed_bytes)
+        try:
+            with archive.open(member) as handle:
+                data = handle.read(cap + 1)
+        except (zipfile.BadZipFile, zlib.error, OSError, NotImplementedError, EOFError) as exc:
+            raise refuse(Code.FILE_CORRUPT, f"the zip data is corrupt ({shorten(exc)})") from None
+    if len(data) > cap:
+        raise refuse(Code.FILE_TOO_LARGE, f"the zip expands to more than {cap:,} bytes")
+    inner = kind_of(Path(member.filename))
+    if data.startswith(b"PAR1") or inner == "parquet":
+        return "parquet", data
+    if inner not in (None, "csv") or (_sniff(data[:8192]) is not None):
+        what = _sniff(data[:8192]) or f"a {inner} file"
+        raise refuse(
+            Code.FILE_FORMAT,
+            f"the zip holds {shorten(member.filename)}, {what}; expected a .csv or .parquet file",
+        )
+    if inflate_to is None:
+        return "csv", data
+    inflate_to.write_bytes(data)
+    return "csv", inflate_to
 
 
 def gunzip(path: Path, file: str, limits: Limits) -> bytes:
@@ -224,7 +338,7 @@ def expanded_size(path: Path) -> int:
 
 
 def read_parquet(
-    path: Path, file: str, limits: Limits = DEFAULT_LIMITS, *, words: Sequence[str] = ()
+    path: Path | bytes, file: str, limits: Limits = DEFAULT_LIMITS, *, words: Sequence[str] = ()
 ) -> pl.DataFrame:
     """Read a Parquet file after checking its row count and decompressed size in the footer,
     so a small file that expands to many gigabytes is refused before it is read. pyarrow
@@ -232,10 +346,14 @@ def read_parquet(
     trying to allocate exabytes, where pyarrow raises an error. Text columns named in `words`
     hold a few distinct words (a split): they are read as categories, not millions of
     strings."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
+    def source() -> Any:  # a zip's member comes as bytes: each reader gets its own buffer
+        return pa.BufferReader(path) if isinstance(path, bytes) else path
+
     try:
-        meta = pq.read_metadata(path)
+        meta = pq.read_metadata(source())
         rows = int(meta.num_rows)
         size = sum(int(meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups))
         text = ("string", "large_string")
@@ -254,7 +372,7 @@ def read_parquet(
             )
         )
     try:
-        frame = pl.from_arrow(pq.read_table(path, read_dictionary=dictionary))
+        frame = pl.from_arrow(pq.read_table(source(), read_dictionary=dictionary))
         if not isinstance(frame, pl.DataFrame):  # pragma: no cover - a table gives a frame
             raise TypeError(f"expected a table, got {type(frame).__name__}")
         return frame

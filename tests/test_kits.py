@@ -1,0 +1,626 @@
+"""`scorer kit`, replayed as each platform calls it.
+
+Kaggle (its metric utilities' `safe_call_score`): the metric module loaded, `score` called
+once per `Usage` with that column dropped, errors routed by class name, a finite float
+required. CodaBench (compute_worker.py): `input/ref`, `input/res` with the participant's files
+and the prediction step's `metadata`, `output/`, the `command` of `metadata.yaml`, a non-zero
+exit failing the run, `scores.json` read only after a clean exit. EvalAI (submission_worker.py):
+the challenge package imported, `evaluate(annotation, submission, codename,
+submission_metadata=…)` called with stdout and stderr sent to per-submission files, the upload
+stored as `<uuid><last suffix>`. Each runs on the bundled data, a rejected file and a solution
+broken on purpose, whose error names a hidden lost edition.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import importlib
+import importlib.util
+import io
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import traceback
+import uuid
+import zipfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import polars as pl
+import pytest
+import yaml
+
+from scorer.adapters import evalai, evalai_remote, kaggle
+from scorer.kits import build
+from scorer.read import to_wide
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "data"
+SOLUTION = DATA / "solution.csv"
+
+
+def scorer_json(submission: Path, solution: Path) -> dict[str, Any]:
+    """`scorer score --json`, run as a participant or organiser would run it."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scorer",
+            "score",
+            str(submission),
+            "--solution",
+            str(solution),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    data: dict[str, Any] = json.loads(done.stdout)
+    return data
+
+
+@pytest.fixture(scope="module")
+def kits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("kits")
+    for platform in ("kaggle", "codabench", "evalai"):
+        build(platform, SOLUTION, root / platform)
+    return root
+
+
+@pytest.fixture(scope="module")
+def wide_sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled long sample submission, wide as a Kaggle participant uploads it."""
+    path = tmp_path_factory.mktemp("wide") / "submission.csv"
+    to_wide(pl.read_csv(DATA / "sample_submission.csv")).write_csv(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def expected(wide_sample: Path) -> dict[str, Any]:
+    return scorer_json(wide_sample, SOLUTION)
+
+
+def break_ids(source: Path, target: Path) -> Path:
+    """A copy whose third data line has a bad id at position 3 (wide) or line 4 (long)."""
+    lines = source.read_text().splitlines(keepends=True)
+    if "edition_ids" in lines[0]:
+        user, ids = lines[3].rstrip("\n").split(",")
+        words = ids.split(" ")
+        lines[3] = f"{user},{' '.join([*words[:2], 'abc', *words[3:]])}\n"
+    else:
+        lines[3] = lines[3].replace(lines[3].split(",")[1], "abc", 1)
+    target.write_text("".join(lines))
+    return target
+
+
+def hidden_pair() -> tuple[str, str]:
+    """A user and one of its hidden lost editions, from the bundled solution."""
+    row = pl.read_csv(SOLUTION).drop_nulls("edition_id").row(7)
+    return str(row[0]), str(row[1])
+
+
+def private_users() -> list[str]:
+    return [str(u) for u in pl.read_csv(SOLUTION).filter(pl.col("stage") == "private")["user_id"]]
+
+
+def leaks(text: str, edition: str) -> list[str]:
+    """What of the hidden truth a participant-visible text holds."""
+    found = [f"edition {edition}"] if re.search(rf"\b{edition}\b", text) else []
+    found += [w for w in ("private", "500 users", "Private") if w in text]
+    return found
+
+
+# Kaggle ------------------------------------------------------------------------------------
+
+
+@dataclass
+class KaggleRun:
+    scores: dict[str, float] = field(default_factory=dict)
+    participant: str | None = None  # what the submission page shows
+    host: str | None = None  # what only the host sees
+
+
+def load_metric(path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location(f"kaggle_metric_{uuid.uuid4().hex}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name in ("score", "ParticipantVisibleError"):  # Kaggle looks these up at the top level
+        assert hasattr(module, name), name
+    return module
+
+
+def kaggle_replay(kit: Path, submission: Path, solution: Path | None = None) -> KaggleRun:
+    metric = load_metric(kit / "metric.py")
+    truth = pd.read_csv(solution or kit / "solution.csv")
+    frame = pd.read_csv(submission)
+    sample = pd.read_csv(kit / "sample_submission.csv")
+    if list(frame.columns) != list(sample.columns):  # Kaggle's own check, before the metric
+        return KaggleRun(participant="the submission's columns are not the sample's")
+    run = KaggleRun()
+    for usage in ("Public", "Private"):
+        rows = truth[truth["Usage"] == usage].drop(columns="Usage").reset_index(drop=True)
+        part = frame[frame["user_id"].isin(rows["user_id"])].reset_index(drop=True)
+        try:
+            value = metric.score(rows, part, "user_id")
+        except Exception as err:
+            if type(err).__name__ == "ParticipantVisibleError":
+                return KaggleRun(participant=str(err))
+            return KaggleRun(participant="Submission Scoring Error", host=str(err))
+        assert isinstance(value, float) and math.isfinite(value)
+        run.scores[usage] = value
+    return run
+
+
+def test_kaggle_kit_files(kits: Path) -> None:
+    kit = kits / "kaggle"
+    assert sorted(p.name for p in kit.iterdir()) == [
+        "README.md",
+        "build_wheels.sh",
+        "metric.ipynb",
+        "metric.py",
+        "sample_submission.csv",
+        "solution.csv",
+        "targets.csv",
+    ]
+    solution = pd.read_csv(kit / "solution.csv")
+    assert list(solution.columns) == ["user_id", "edition_ids", "Usage"]
+    assert solution["Usage"].value_counts().to_dict() == {"Public": 500, "Private": 500}
+    sample = pd.read_csv(kit / "sample_submission.csv")
+    assert list(sample.columns) == ["user_id", "edition_ids"] and len(sample) == 1000
+    cell = json.loads((kit / "metric.ipynb").read_text())["cells"][0]
+    assert "".join(cell["source"]) == (kit / "metric.py").read_text()
+    script = (kit / "build_wheels.sh").read_text()
+    assert "--python-version 3.12 --platform manylinux2014_x86_64" in script
+    assert "--only-binary=:all:" in script
+    steps = re.findall(r"^(\d+)\. ", (kit / "README.md").read_text(), re.M)
+    assert steps == [str(i) for i in range(1, len(steps) + 1)] and len(steps) >= 8
+
+
+def test_kaggle_solution_of_the_kit_reads_back(kits: Path, wide_sample: Path) -> None:
+    kit = kits / "kaggle"
+    assert (
+        scorer_json(wide_sample, kit / "solution.csv")["metrics"]
+        == (scorer_json(wide_sample, SOLUTION)["metrics"])
+    )
+
+
+def test_kaggle_replay_scores_the_sample_and_the_bundled_submission(
+    kits: Path, wide_sample: Path, expected: dict[str, Any]
+) -> None:
+    kit = kits / "kaggle"
+    run = kaggle_replay(kit, kit / "sample_submission.csv")
+    assert run.participant is None and run.scores == {"Public": 0.0, "Private": 0.0}
+    run = kaggle_replay(kit, wide_sample)
+    assert run.scores == {"Public": expected["public"], "Private": expected["private"]}
+
+
+def test_kaggle_replay_rejects_without_naming_a_user(kits: Path, wide_sample: Path) -> None:
+    kit = kits / "kaggle"
+    run = kaggle_replay(kit, break_ids(wide_sample, kit.parent / "broken.csv"))
+    assert run.participant == kaggle.ROW_PROBLEMS and run.host is None
+    assert not re.search(r"\d", run.participant)  # no user, row, count or split size
+
+
+def test_kaggle_replay_broken_solution_tells_the_host_only(kits: Path, wide_sample: Path) -> None:
+    kit = kits / "kaggle"
+    user, edition = hidden_pair()
+    solution = pd.read_csv(kit / "solution.csv", dtype={"edition_ids": str})
+    row = solution.index[solution["user_id"] == int(user)][0]
+    solution.loc[row, "edition_ids"] = f"{solution.loc[row, 'edition_ids']} {edition}"
+    broken = kit.parent / "kaggle_broken_solution.csv"
+    solution.to_csv(broken, index=False)
+    run = kaggle_replay(kit, wide_sample, broken)
+    assert run.participant == "Submission Scoring Error"
+    assert run.host is not None and edition in run.host
+
+
+# CodaBench ---------------------------------------------------------------------------------
+
+
+@dataclass
+class CodaRun:
+    exit_code: int
+    stdout: str
+    stderr: str
+    scores: dict[str, float] | None
+    output: Path
+
+
+def bundle(kits: Path) -> tuple[Path, dict[str, Any]]:
+    folder = kits / "codabench" / "unzipped"
+    if not folder.exists():
+        with zipfile.ZipFile(kits / "codabench" / "bundle.zip") as archive:
+            archive.extractall(folder)
+    return folder, yaml.safe_load((folder / "competition.yaml").read_text())
+
+
+def codabench_replay(
+    kits: Path, phase: int, files: Mapping[str, bytes], root: Path, ref: Path | None = None
+) -> CodaRun:
+    folder, config = bundle(kits)
+    task = next(t for t in config["tasks"] if t["index"] == config["phases"][phase]["tasks"][0])
+    program = folder / task["scoring_program"]
+    inputs, output = root / "input", root / "output"
+    shutil.copytree(ref or folder / task["reference_data"], inputs / "ref")
+    (inputs / "res").mkdir(parents=True)
+    for name, data in files.items():
+        (inputs / "res" / name).write_bytes(data)
+    (inputs / "res" / "metadata").write_text("exitCode: 0\nelapsedTime: 1\n")  # prediction step
+    output.mkdir()
+    command = yaml.safe_load((program / "metadata.yaml").read_text())["command"]
+    mounts = {"/app/input": str(inputs), "/app/output": str(output), "/app/program": str(program)}
+    words = [re.sub(r"^/app/\w+", lambda m: mounts[m.group()], w) for w in shlex.split(command)]
+    assert words[0] == "scorer"  # the image's console script
+    done = subprocess.run(
+        [sys.executable, "-m", "scorer", *words[1:]],
+        cwd=program,  # the worker's working_dir, /app/program
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"},
+        check=False,
+    )
+    scores = None
+    if done.returncode == 0:  # push_scores runs only after a clean exit
+        scores = json.loads((output / "scores.json").read_text())
+    return CodaRun(done.returncode, done.stdout, done.stderr, scores, output)
+
+
+def test_codabench_bundle_is_what_codabench_imports(kits: Path) -> None:
+    folder, config = bundle(kits)
+    assert config["version"] == 2
+    for key in ("title", "description", "image", "terms", "docker_image"):
+        assert config[key], key
+    for name in (config["image"], config["terms"], *[p["file"] for p in config["pages"]]):
+        assert (folder / name).is_file() and (folder / name).stat().st_size > 0, name
+    assert [p["title"] for p in config["pages"]] == ["Overview", "Evaluation", "Terms"]
+    public, final = config["phases"]
+    assert public["end"] < final["start"] and final["auto_migrate_to_this_phase"] is True
+    for phase in config["phases"]:
+        assert phase["hide_output"] is False and phase["hide_score_output"] is True
+        assert (folder / phase["starting_kit"] / "sample_submission.csv").is_file()
+    for task in config["tasks"]:
+        assert (folder / task["scoring_program"] / "metadata.yaml").is_file()
+        assert (folder / task["reference_data"]).is_dir()
+    (board,) = config["leaderboards"]
+    keys = [c["key"] for c in sorted(board["columns"], key=lambda c: c["index"])]
+    assert keys[:2] == ["public_ndcg", "private_ndcg"] and len(keys) == 12
+    assert (kits / "codabench" / "docker" / "Dockerfile").read_text().startswith("#")
+    assert "FROM python:3.12-slim" in (kits / "codabench" / "docker" / "Dockerfile").read_text()
+
+
+def test_codabench_pages_are_task_md() -> None:
+    task = (ROOT / "task.md").read_text()
+
+    def section(heading: str) -> str:
+        start = task.index(f"\n{heading}\n") + 1
+        return task[start : task.index("\n## ", start + 1)].rstrip() + "\n"
+
+    templates = ROOT / "scorer" / "kits" / "templates"
+    assert (templates / "overview.md").read_text() == (
+        section("## The story") + "\n" + section("## The files")
+    ), "copy task.md's sections into scorer/kits/templates/overview.md"
+    assert (templates / "evaluation.md").read_text() == section("## The metric: NDCG@20")
+
+
+@pytest.mark.parametrize("phase", [0, 1])
+def test_codabench_replay_scores_by_phase(
+    kits: Path, wide_sample: Path, expected: dict[str, Any], tmp_path: Path, phase: int
+) -> None:
+    packed = io.BytesIO()
+    with gzip.GzipFile(fileobj=packed, mode="wb") as handle:
+        handle.write(wide_sample.read_bytes())
+    run = codabench_replay(kits, phase, {"submission.csv.gz": packed.getvalue()}, tmp_path)
+    assert run.exit_code == 0, run.stderr
+    splits = ["public"] if phase == 0 else ["public", "private"]
+    assert run.scores == {
+        f"{split}_{metric.split('@')[0]}": expected["metrics"][split][metric]
+        for metric in expected["metrics"]["public"]
+        if metric != "users"
+        for split in splits
+    }
+    _, config = bundle(kits)
+    assert set(run.scores) <= {c["key"] for c in config["leaderboards"][0]["columns"]}
+    if phase == 0:
+        shown = run.stdout + run.stderr + (run.output / "detailed_results.html").read_text()
+        assert f"{expected['private']:.6f}" not in shown
+
+
+def test_codabench_replay_rejects_a_broken_file(
+    kits: Path, wide_sample: Path, tmp_path: Path
+) -> None:
+    broken = break_ids(wide_sample, tmp_path / "mine.csv").read_bytes()
+    run = codabench_replay(kits, 0, {"mine.csv": broken}, tmp_path / "run")
+    assert run.exit_code == 1 and run.scores is None
+    assert "line 4, position 3: edition_id 'abc'" in run.stderr
+    assert not (run.output / "scores.json").exists()
+
+
+def test_codabench_replay_broken_solution_keeps_the_details_to_the_host(
+    kits: Path, tmp_path: Path
+) -> None:
+    user, edition = hidden_pair()
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    text = SOLUTION.read_text()
+    (ref / "solution.csv").write_text(text + f"{user},{edition},public\n")  # a repeated pair
+    sample = (
+        kits / "codabench" / "unzipped" / "starting_kit" / "sample_submission.csv"
+    ).read_bytes()
+    run = codabench_replay(kits, 1, {"s.csv": sample}, tmp_path / "run", ref=ref)
+    assert run.exit_code == 2 and run.scores is None
+    participant = run.stdout + run.stderr + (run.output / "detailed_results.html").read_text()
+    assert leaks(participant, edition) == []
+    assert edition in (run.output / "host_details.txt").read_text()
+
+
+# EvalAI ------------------------------------------------------------------------------------
+
+
+class MultiOut:
+    """A stream writing to several (EvalAI's worker tees the evaluation's output)."""
+
+    def __init__(self, *handles: Any) -> None:
+        self.handles = handles
+
+    def write(self, text: str) -> None:
+        for handle in self.handles:
+            handle.write(text)
+
+    def flush(self) -> None:
+        for handle in self.handles:
+            handle.flush()
+
+
+@dataclass
+class EvalRun:
+    status: str
+    output: dict[str, Any] | None
+    stdout: str
+    stderr: str
+
+
+@contextlib.contextmanager
+def challenge_package(kit: Path, root: Path) -> Iterator[Any]:
+    """The worker's import: the evaluation script unpacked as `challenge_data.challenge_1`."""
+    package = root / "challenge_data"
+    shutil.copytree(kit / "evaluation_script", package / "challenge_1")
+    (package / "__init__.py").write_text("")
+    sys.path.insert(0, str(root))
+    try:
+        importlib.invalidate_caches()
+        yield importlib.import_module("challenge_data.challenge_1")
+    finally:
+        sys.path.remove(str(root))
+        for name in [n for n in sys.modules if n.startswith("challenge_data")]:
+            del sys.modules[name]
+
+
+def evalai_replay(
+    kit: Path, upload: Path, codename: str, root: Path, annotation: Path | None = None
+) -> EvalRun:
+    config = yaml.safe_load((kit / "challenge_config.yaml").read_text())
+    phase = next(p for p in config["challenge_phases"] if p["codename"] == codename)
+    allowed = [s.strip() for s in phase["allowed_submission_file_types"].split(",")]
+    suffix = os.path.splitext(upload.name)[1]  # RandomFileName keeps the last suffix only
+    assert suffix in allowed
+    stored = root / "submission_1" / f"{uuid.uuid4()}{suffix}"
+    stored.parent.mkdir(parents=True)
+    shutil.copy(upload, stored)
+    run_dir = root / "submission_1" / "run"
+    run_dir.mkdir()
+    with (
+        challenge_package(kit, root) as module,
+        (run_dir / "temp_stdout.txt").open("a+") as out,
+        (run_dir / "temp_stderr.txt").open("a+") as err,
+    ):
+        status, output = "finished", None
+        saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = MultiOut(out, sys.__stdout__), MultiOut(err, sys.__stderr__)  # type: ignore[assignment]
+        try:
+            output = module.evaluate(
+                str(annotation or kit / phase["test_annotation_file"]),
+                str(stored),
+                codename,
+                submission_metadata={"id": 1, "status": "running"},
+            )
+        except Exception:
+            err.write(traceback.format_exc())
+            status = "failed"
+        finally:
+            sys.stdout, sys.stderr = saved
+    if output is not None:
+        splits = {s["id"]: s["codename"] for s in config["dataset_splits"]}
+        linked = {
+            splits[s["dataset_split_id"]]
+            for s in config["challenge_phase_splits"]
+            if s["challenge_phase_id"] == phase["id"]
+        }
+        labels = set(config["leaderboard"][0]["schema"]["labels"])
+        for entry in output["result"]:
+            ((split, values),) = entry.items()
+            assert split in linked and set(values) == labels
+    return EvalRun(
+        status,
+        output,
+        (run_dir / "temp_stdout.txt").read_text(),
+        (run_dir / "temp_stderr.txt").read_text(),
+    )
+
+
+@pytest.fixture
+def console(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> io.StringIO:
+    """The worker process's own stderr, and the host's log file."""
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "__stderr__", stream)
+    monkeypatch.setenv(evalai.HOST_LOG, str(tmp_path / "host.log"))
+    return stream
+
+
+@pytest.mark.parametrize("codename", ["dev", "test"])
+def test_evalai_replay_scores_a_renamed_gzip_upload(
+    kits: Path,
+    wide_sample: Path,
+    expected: dict[str, Any],
+    tmp_path: Path,
+    codename: str,
+    console: io.StringIO,
+) -> None:
+    upload = tmp_path / "submission.csv.gz"
+    upload.write_bytes(gzip.compress(wide_sample.read_bytes()))
+    run = evalai_replay(kits / "evalai", upload, codename, tmp_path / "worker")
+    assert run.status == "finished", run.stderr
+    assert run.output is not None
+    public = {k: v for k, v in expected["metrics"]["public"].items() if k != "users"}
+    private = {k: v for k, v in expected["metrics"]["private"].items() if k != "users"}
+    result = [{"public_split": public}]
+    if codename == "test":
+        result.append({"private_split": private})
+    assert run.output == {"result": result, "submission_result": {"public_split": public}}
+    assert run.stdout == run.stderr == ""
+
+
+def test_evalai_replay_rejects_a_broken_file(
+    kits: Path, wide_sample: Path, tmp_path: Path, console: io.StringIO
+) -> None:
+    upload = break_ids(wide_sample, tmp_path / "broken.csv")
+    run = evalai_replay(kits / "evalai", upload, "dev", tmp_path / "worker")
+    assert run.status == "failed"
+    assert "line 4, position 3: edition_id 'abc'" in run.stderr
+
+
+def test_evalai_replay_broken_solution_reaches_no_participant_stream(
+    kits: Path, wide_sample: Path, tmp_path: Path, console: io.StringIO
+) -> None:
+    user, edition = hidden_pair()
+    annotation = tmp_path / "solution.csv"
+    annotation.write_text(SOLUTION.read_text() + f"{user},{edition},public\n")
+    run = evalai_replay(kits / "evalai", wide_sample, "test", tmp_path / "worker", annotation)
+    assert run.status == "failed"
+    assert evalai.HOST_MESSAGE in run.stderr
+    assert leaks(run.stdout + run.stderr, edition) == []
+    assert edition in console.getvalue()
+    assert edition in (tmp_path / "host.log").read_text()
+
+
+class FakeEvalAI:
+    """EvalAI's API as a remote worker sees it, in memory."""
+
+    def __init__(self, upload: Path, codename: str) -> None:
+        self.upload, self.codename = upload, codename
+        self.updates: list[tuple[str, dict[str, Any]]] = []
+        self.deleted: list[str] = []
+        self.status = "submitted"
+
+    def message(self) -> Mapping[str, Any]:
+        return {
+            "body": {"submission_pk": 7, "phase_pk": 2, "challenge_pk": 1},
+            "receipt_handle": "r",
+        }
+
+    def delete(self, receipt_handle: str) -> None:
+        self.deleted.append(receipt_handle)
+
+    def submission(self, pk: int) -> Mapping[str, Any]:
+        return {"id": pk, "status": self.status, "input_file": "https://x/media/5f1d0c.gz"}
+
+    def phase(self, pk: int) -> Mapping[str, Any]:
+        return {"id": pk, "codename": self.codename}
+
+    def download(self, url: str, path: Path) -> None:
+        shutil.copy(self.upload, path)
+
+    def update(self, data: Mapping[str, Any], method: str) -> None:
+        self.updates.append((method, dict(data)))
+
+
+def test_evalai_remote_worker_sends_the_result(
+    kits: Path,
+    wide_sample: Path,
+    expected: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    console: io.StringIO,
+) -> None:
+    monkeypatch.setenv(evalai.SOLUTION, str(kits / "evalai" / "annotations" / "solution.csv"))
+    upload = tmp_path / "up.csv.gz"
+    upload.write_bytes(gzip.compress(wide_sample.read_bytes()))
+    api = FakeEvalAI(upload, "test")
+    assert evalai_remote.handle(api.message(), api, tmp_path / "save") == "FINISHED"
+    (method, running), (put, done) = api.updates
+    assert (method, running["submission_status"], put) == ("PATCH", "RUNNING", "PUT")
+    sent = json.loads(done["result"])
+    assert [(e["split"], e["show_to_participant"]) for e in sent] == [
+        ("public_split", True),
+        ("private_split", False),
+    ]
+    assert sent[1]["accuracies"]["ndcg@20"] == expected["private"]
+    assert api.deleted == ["r"]
+    # The starter's remote call: evaluate(submission_file_path, phase_codename).
+    spec = importlib.util.spec_from_file_location(
+        "remote_evaluate", kits / "evalai" / "remote_challenge_evaluation" / "evaluate.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert (
+        module.evaluate(str(upload), "dev")["result"][0]["public_split"]["ndcg@20"]
+        == (expected["public"])
+    )
+
+
+def test_evalai_remote_worker_broken_solution(
+    kits: Path,
+    wide_sample: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    console: io.StringIO,
+) -> None:
+    user, edition = hidden_pair()
+    annotation = tmp_path / "solution.csv"
+    annotation.write_text(SOLUTION.read_text() + f"{user},{edition},private\n")
+    monkeypatch.setenv(evalai.SOLUTION, str(annotation))
+    api = FakeEvalAI(wide_sample, "test")
+    assert evalai_remote.handle(api.message(), api, tmp_path / "save") == "FAILED"
+    sent = api.updates[-1][1]
+    assert sent["stderr"] == evalai.HOST_MESSAGE + "\n" and "result" not in sent
+    assert leaks(sent["stdout"] + sent["stderr"], edition) == []
+    assert edition in console.getvalue()
+
+
+def test_kit_refuses_a_broken_solution_with_every_detail(tmp_path: Path) -> None:
+    user, edition = hidden_pair()
+    broken = tmp_path / "solution.csv"
+    broken.write_text(SOLUTION.read_text() + f"{user},{edition},public\n")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scorer",
+            "kit",
+            "codabench",
+            "--solution",
+            str(broken),
+            "--out",
+            str(tmp_path / "kit"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    assert done.returncode == 2 and edition in done.stderr
+    assert not (tmp_path / "kit").exists()
+    assert private_users()  # the bundled solution has a private split
