@@ -95,12 +95,17 @@ def kind_of(path: Path) -> Kind | None:
     return None
 
 
+#: The name endings under which a file is judged by its first bytes: none at all, or a bare
+#: `.gz` (EvalAI stores `x.csv.gz` as `<uuid>.gz`).
+SNIFFED = ("", ".gz")
+
+
 def kind_of_file(path: Path) -> Kind | None:
     """A file's kind from its name, or else from its first bytes: gzip, Parquet and zip data
     are recognised under any name (`<uuid>.gz`, no suffix at all)."""
     kind = kind_of(path)
-    if kind is not None or not path.is_file():
-        return kind
+    if kind is not None or path.suffix.lower() not in SNIFFED or not path.is_file():
+        return kind  # a name that says another format (`.xlsx`, `.json`) is refused by name
     try:
         with path.open("rb") as handle:
             head = handle.read(4)
