@@ -86,6 +86,7 @@ def split(source: Path, spec: Spec, count: int, folder: Path, limits: Limits) ->
         .str.strip_chars('"')
         .str.strip_chars(" \t")
         .str.strip_prefix("+")
+        .str.replace(r"\.0*$", "")  # '10000.0' is user 10000's row, if a bad cell
     )
     part = (
         pl.when(cell.str.contains(_ID))

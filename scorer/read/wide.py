@@ -80,7 +80,7 @@ def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Ta
     user, ids_name = spec.user, spec.competition.columns.list
     user_type = frame.schema[user]
     if not (user_type.is_integer() or user_type in (pl.String, pl.Categorical, pl.Null)):
-        raise Rejected(type_report(file, user, user_type, "integers"))
+        raise Rejected(type_report(file, frame, user))
     ids_type = frame.schema[ids_name]
     if isinstance(ids_type, pl.List) and (
         ids_type.inner.is_integer() or ids_type.inner in (pl.String, pl.Null)
@@ -91,12 +91,12 @@ def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Ta
     else:
         raise Rejected(
             type_report(
-                file, ids_name, ids_type, "text (ids separated by spaces) or lists of integers"
+                file, frame, ids_name, "text (ids separated by spaces) or lists of integers"
             )
         )
     for name in extra:
         if frame.schema[name] not in (pl.String, pl.Categorical, pl.Null):
-            raise Rejected(type_report(file, name, frame.schema[name], "text"))
+            raise Rejected(type_report(file, frame, name, "text"))
     cells = frame.select(
         pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line"),
         pl.col(user).cast(pl.String),
@@ -121,7 +121,9 @@ def _to_long(
     items = f"{spec.competition.words.item}s"
     limits.check_rows(file, total, "the lists hold {count} " + items + " in all")
     extras = [c for c in cells.columns if c not in ("line", user, ids)]
-    users, bad_users = parse_cells(file, cells.select("line", user), {user: "id"}, spec, unit)
+    users, bad_users, clues = parse_cells(
+        file, cells.select("line", user), {user: "id"}, spec, unit
+    )
     rows = (
         cells.select(
             "line",
@@ -154,7 +156,7 @@ def _to_long(
         )
     frame = rows.select("line", USER, ITEM, pl.col("position").alias(RANK), "position", *extras)
     # A split column is judged as in the long layout; ids were judged above.
-    return judge(file, frame, {name: "stage" for name in extras}, spec, unit, [*found])
+    return judge(file, frame, {name: "stage" for name in extras}, spec, unit, found, clues)
 
 
 def _token_issue(
