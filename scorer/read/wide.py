@@ -64,9 +64,11 @@ def _extras(spec: Spec) -> list[str]:
 
 
 def _tokens(cell: pl.Expr) -> pl.Expr:
-    """A list cell's ids: split on spaces (a run of them, or a tab, counts as one); an empty or
-    missing cell is no ids. Literal splits, not a regex: this runs on every line."""
-    words = cell.str.replace_all("\t", " ", literal=True).str.split(" ")
+    """A list cell's ids: split on spaces, tabs or commas (a run of them counts as one; a
+    comma can be in a CSV cell only if it is quoted); an empty or missing cell is no ids.
+    Literal splits, not a regex: this runs on every line."""
+    spaced = cell.str.replace_all("\t", " ", literal=True).str.replace_all(",", " ", literal=True)
+    words = spaced.str.split(" ")
     return words.list.eval(pl.element().filter(pl.element() != "")).fill_null(
         pl.lit([], pl.List(pl.String))
     )

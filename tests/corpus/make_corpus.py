@@ -521,6 +521,9 @@ def write(out: Path) -> list[Case]:
     # --- What pandas writes by mistake: each gets a hint (tests/test_hints.py) ------------
     add_pandas_mistakes(corpus, blind, base)
 
+    # --- The wide layout: one line a user, its list space-separated or quoted with commas --
+    add_wide(corpus, hit_rows(), scores)
+
     # --- Valid but odd: these must score exactly as the plain file -----------------------
     good_rows = hit_rows()
     valid: dict[str, bytes] = {
@@ -628,6 +631,46 @@ def add_pandas_mistakes(corpus: Corpus, blind: list[list[str]], base: bytes) -> 
     add("zip.csv", zipped("submission.csv", base), "a ZIP archive named .csv", file_format=None)
     add("submission.zip", zipped("submission.csv", base), "a ZIP archive", file_format=None)
     add("workbook.xlsx", xlsx_like(base), "an Excel workbook", file_format=None)
+
+
+def add_wide(corpus: Corpus, rows: list[list[str]], scores: dict[str, float]) -> None:
+    """Wide files: a quoted list may separate its ids with commas (RFC 4180), as pandas
+    writes a list joined with commas; all score as the long file."""
+    lists = {u: [r[1] for r in rows if r[0] == str(u)] for u in USERS}
+    spaced = [[str(u), " ".join(ids)] for u, ids in lists.items()]
+    commas = [[str(u), '"' + ",".join(ids) + '"'] for u, ids in lists.items()]
+    valid = {
+        "valid_wide.csv": csv(spaced, "user_id,edition_ids"),
+        "valid_wide_quoted_commas.csv": csv(commas, "user_id,edition_ids"),
+        "valid_wide_quoted_commas_crlf.csv": csv(
+            [[f'"{u}"', ids] for u, ids in commas], '"user_id","edition_ids"', "\r\n"
+        ),
+        "valid_wide_reordered.csv": csv([[ids, u] for u, ids in commas], "edition_ids,user_id"),
+    }
+    for name, data in valid.items():
+        corpus.add(f"sub/{name}", data, Case(f"sub/{name}", "valid: " + name, 0, scores=scores))
+    unquoted = [[u, ids.strip('"')] if u == "1002" else [u, ids] for u, ids in commas]
+    corpus.sub(
+        "wide_unquoted_commas.csv",
+        csv(unquoted, "user_id,edition_ids"),
+        "a list with commas, unquoted: its commas end fields",
+        field_count=[3],
+        missing_user=None,
+    )
+    again = ",".join(str(60001 + i) for i in range(K))
+    corpus.sub(
+        "wide_user_twice_reordered.csv",
+        csv([*[[ids, u] for u, ids in commas], [f'"{again}"', "1002"]], "edition_ids,user_id"),
+        "a user on two lines, the list first: the lines meet, read whole or in parts",
+        wrong_row_count=[3],
+    )
+    quote = [[u, ids.replace("50201,", '""50201"",', 1)] for u, ids in commas]
+    corpus.sub(
+        "wide_doubled_quote.csv",
+        csv(quote, "user_id,edition_ids"),
+        "a doubled quote inside a quoted list is a quote in an id",
+        invalid_id=[4],
+    )
 
 
 def zipped(name: str, data: bytes) -> bytes:
