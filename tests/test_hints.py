@@ -48,6 +48,8 @@ DELIMITER = "write the file with df.to_csv(path, index=False), which separates c
 EXCEL = 'save it as CSV: pd.read_excel(path).to_csv("submission.csv", index=False)'
 ZIP = "unzip it and check the file inside, or write plain CSV: df.to_csv(path, index=False)"
 GZIP = "name the file .csv.gz, or write plain CSV: df.to_csv(path, index=False)"
+PARQUET_NAME = "name the file .parquet"
+SPLIT = "read the CSV with pd.read_csv(path, sep=';')"
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +164,7 @@ def test_parquet_header_problems_name_no_line(sample: pd.DataFrame, tmp_path: Pa
     path = tmp_path / "submission.parquet"
     pd.read_csv(tmp_path / "semicolons.csv").to_parquet(path)  # read with the wrong sep
     report = report_of(path)
-    assert found(report) == {"bad_delimiter": (1, "read the CSV with pd.read_csv(path, sep=';')")}
+    assert found(report) == {"bad_delimiter": (1, SPLIT)}
     (example,) = report.problems[0].examples
     assert (example.line, example.message) == (
         None,
@@ -459,6 +461,14 @@ def test_gzip_named_csv(
     )
 
 
+def test_parquet_named_csv_and_an_old_workbook(sample: pd.DataFrame, tmp_path: Path) -> None:
+    path = tmp_path / "submission.csv"
+    sample.to_parquet(path)  # pandas writes Parquet whatever the name
+    assert found(report_of(path)) == {"file_format": (1, PARQUET_NAME)}
+    old = ROOT / "tests" / "corpus" / "sub" / "xls.csv"  # an OLE2 file, as Excel 97 wrote
+    assert found(report_of(old)) == {"file_format": (1, EXCEL)}
+
+
 # ---------------------------------------------------------------------------------------------
 # In parts, a file gets its hints, not a part's; no hint holds a hidden value
 # ---------------------------------------------------------------------------------------------
@@ -523,3 +533,48 @@ def test_no_hint_holds_a_value_of_the_solution(sample: pd.DataFrame, tmp_path: P
     for hint in hints:
         assert not set(re.findall(r"[0-9]+", hint)) & hidden - {"0", "1"}, hint
         assert not re.search(r"\b(public|private)\b", hint)
+
+
+# ---------------------------------------------------------------------------------------------
+# task.md lists every hint, and its example is real output
+# ---------------------------------------------------------------------------------------------
+
+
+def test_task_md_lists_every_hint() -> None:
+    text = (ROOT / "task.md").read_text(encoding="utf-8")
+    table = text.split("#### Hints", 1)[1].split("\n#### ", 1)[0]
+    rows = re.findall(r"^\| (?!Mistake|---).* \| `([a-z_]+)` \| `(.+)` \|$", table, re.M)
+    documented = [hint for _, hint in rows]
+    assert sorted(documented) == sorted(
+        {
+            INDEX_CSV,
+            READ_BACK,
+            INDEX_PARQUET,
+            FLOAT_EDITION,
+            FLOAT_USER,
+            FLOAT_BOTH,
+            FLOAT_RANK,
+            ZERO_ALL,
+            ZERO_SOME,
+            ZERO_ONE,
+            DELIMITER,
+            SPLIT,
+            EXCEL,
+            ZIP,
+            GZIP,
+            PARQUET_NAME,
+        }
+    )
+
+
+def test_task_md_shows_a_real_hint(
+    sample: pd.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = (ROOT / "task.md").read_text(encoding="utf-8")
+    block = re.search(
+        r"```console\n\$ scorer validate zero_based.csv --targets targets.csv\n(.*?)```", text, re.S
+    )
+    assert block is not None
+    path = tmp_path / "zero_based.csv"
+    from_zero(sample, lambda user: user > 0).to_csv(path, index=False)
+    assert cli(path, monkeypatch) == block.group(1)
