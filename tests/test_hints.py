@@ -461,6 +461,22 @@ def test_gzip_named_csv(
     )
 
 
+def test_wide_files_get_the_same_hints(sample: pd.DataFrame, tmp_path: Path) -> None:
+    """One line a user (user_id,edition_ids): the index and float user ids, whole or in parts."""
+    wide = (
+        sample.sort_values(["user_id", "rank"])
+        .groupby("user_id", as_index=False)["edition_id"]
+        .agg(lambda ids: " ".join(map(str, ids)))
+        .rename(columns={"edition_id": "edition_ids"})
+    )
+    path = tmp_path / "wide.csv"
+    wide.to_csv(path)
+    assert found(report_of(path)) == {"unknown_column": (1, INDEX_CSV)}
+    floats(wide, "user_id").to_csv(path, index=False)
+    for parts in (1, 3):
+        assert found(report_of(path, parts)) == {"invalid_id": (1_000, FLOAT_USER)}
+
+
 def test_parquet_named_csv_and_an_old_workbook(sample: pd.DataFrame, tmp_path: Path) -> None:
     path = tmp_path / "submission.csv"
     sample.to_parquet(path)  # pandas writes Parquet whatever the name
