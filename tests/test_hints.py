@@ -490,7 +490,8 @@ def test_parquet_named_csv_and_an_old_workbook(sample: pd.DataFrame, tmp_path: P
 # ---------------------------------------------------------------------------------------------
 
 #: Mistakes in CSV files, some in one part of four only (users with id % 4 == 0 are in the
-#: first part): a part's own hint would then be wrong for the file.
+#: first part): a part's own hint would then be wrong for the file. The sample's users are
+#: 10000, 10003, …: all 1 modulo 3, so 3 parts put them all in one part, and 4 spread them.
 IN_PARTS: dict[str, Callable[[pd.DataFrame], pd.DataFrame]] = {
     "float users": lambda f: floats(f, "user_id"),
     "float ids": lambda f: floats(f, "user_id", "edition_id"),
@@ -513,7 +514,8 @@ def test_hints_and_counts_are_the_same_in_parts(
     IN_PARTS[mistake](sample).to_csv(path, index=False)
     whole = report_of(path, parts=1)
     assert whole.problems
-    assert report_of(path, parts=4).to_dict() == whole.to_dict()
+    for parts in (3, 4):
+        assert report_of(path, parts=parts).to_dict() == whole.to_dict()
 
 
 def test_float_users_in_one_part_are_no_float_column(sample: pd.DataFrame, tmp_path: Path) -> None:
