@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -129,17 +129,20 @@ class Issue:
 
 @dataclass(frozen=True)
 class Problem:
-    """Every occurrence of one code in a file: the full count and the first few examples."""
+    """Every occurrence of one code in a file: the full count, the first few examples, and
+    perhaps a `hint`: one line on how to fix a common mistake behind it (never hidden data)."""
 
     code: Code
     count: int
     examples: tuple[Issue, ...]
+    hint: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "code": str(self.code),
             "count": self.count,
             "examples": [issue.to_dict() for issue in self.examples],
+            "hint": self.hint,
         }
 
     @classmethod
@@ -149,6 +152,7 @@ class Problem:
             code=Code(data["code"]),
             count=int(data["count"]),
             examples=tuple(Issue.from_dict(example) for example in data["examples"]),
+            hint=data.get("hint"),
         )
 
 
@@ -167,13 +171,20 @@ class Report:
         return cls(file=file, problems=tuple(kept))
 
     @classmethod
-    def of_issues(cls, file: str, issues: Iterable[Issue]) -> Report:
+    def of_issues(
+        cls, file: str, issues: Iterable[Issue], hints: Mapping[Code, str | None] | None = None
+    ) -> Report:
         """A report of a flat list of issues, grouped by code in the order of `Code`: each
-        code's full count, and its first `MAX_EXAMPLES` issues as examples."""
+        code's full count, its first `MAX_EXAMPLES` issues as examples, and its hint if
+        `hints` has one."""
         groups: dict[Code, list[Issue]] = {}
         for issue in issues:
             groups.setdefault(issue.code, []).append(issue)
-        return cls.of(file, [problem(code, len(found), found) for code, found in groups.items()])
+        hints = hints or {}
+        return cls.of(
+            file,
+            [problem(code, len(found), found, hints.get(code)) for code, found in groups.items()],
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Report:
@@ -205,6 +216,8 @@ class Report:
             hidden = problem.count - len(problem.examples)
             if hidden > 0:
                 lines.append(f"    … and {hidden:,} more")
+            if problem.hint is not None:
+                lines.append(f"    hint: {problem.hint}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -309,19 +322,20 @@ def file_error(role: str, report: Report) -> ScorerError:
     return HostError(role, report)
 
 
-def single(file: str, code: Code, message: str, **where: Any) -> Report:
-    """A report holding one structural problem."""
+def single(file: str, code: Code, message: str, *, hint: str | None = None, **where: Any) -> Report:
+    """A report holding one structural problem (and its hint, if any)."""
     issue = Issue(code=code, message=message, **where)
-    return Report.of(file, [Problem(code=code, count=1, examples=(issue,))])
+    return Report.of(file, [Problem(code=code, count=1, examples=(issue,), hint=hint)])
 
 
-def problem(code: Code, count: int, examples: Sequence[Issue]) -> Problem:
-    return Problem(code=code, count=count, examples=tuple(examples[:MAX_EXAMPLES]))
+def problem(code: Code, count: int, examples: Sequence[Issue], hint: str | None = None) -> Problem:
+    return Problem(code=code, count=count, examples=tuple(examples[:MAX_EXAMPLES]), hint=hint)
 
 
 def merge(problems: list[Problem]) -> tuple[Problem, ...]:
     """One problem a code: a code found in several columns (or by the parse and the range
-    check) gets one count and its first examples in line order."""
+    check, or in several parts of a file) gets one count, its first examples in line order
+    and the first hint found."""
     merged: dict[Code, list[Problem]] = {}
     for found in problems:
         merged.setdefault(found.code, []).append(found)
@@ -334,7 +348,8 @@ def merge(problems: list[Problem]) -> tuple[Problem, ...]:
             (issue for part in parts for issue in part.examples),
             key=_place,
         )
-        out.append(problem(code, sum(part.count for part in parts), examples[:MAX_EXAMPLES]))
+        hint = next((part.hint for part in parts if part.hint is not None), None)
+        out.append(problem(code, sum(part.count for part in parts), examples, hint))
     return tuple(out)
 
 

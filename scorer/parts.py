@@ -23,6 +23,7 @@ from scorer.competition import Competition
 from scorer.contract import Role, reading, spec_of
 from scorer.errors import HostError, Problem, Report, SubmissionError, merge
 from scorer.read import (
+    Clues,
     Limits,
     Parts,
     Spec,
@@ -30,6 +31,7 @@ from scorer.read import (
     TableLike,
     describe,
     expanded_size,
+    hinted,
     kind_of,
     read_table,
     split,
@@ -105,23 +107,34 @@ def run(
     with _sources(submission, truth, role, competition, count, limits, ready) as (host, entry):
         broken: list[Problem] = list(host.problems) if host else []
         rejected: list[Problem] = list(entry.problems)
+        # A hint may count over the whole file: each part's clues, added up, give the file's.
+        host_clues, entry_clues = Clues(), Clues()
         results: list[R] = []
         for part in range(count):
             try:
-                known = read(_table(host, part, limits, role)) if host else cast(T, truth)
+                if host is None:
+                    known = cast(T, truth)
+                else:
+                    table = _table(host, part, limits, role)
+                    host_clues += table.clues
+                    known = read(table)
             except HostError as exc:
                 broken += exc.report.problems
                 continue
             if broken:
                 continue  # the organiser's problems are reported alone
             try:
-                results.append(check(known, _table(entry, part, limits, Role.SUBMISSION)))
+                table = _table(entry, part, limits, Role.SUBMISSION)
+                entry_clues += table.clues
+                results.append(check(known, table))
             except SubmissionError as exc:
                 rejected += exc.report.problems
         if broken and host is not None:
-            raise HostError(str(role), Report.of(host.file, merge(broken)))
+            problems = hinted(merge(broken), host_clues, competition)
+            raise HostError(str(role), Report.of(host.file, problems))
         if rejected:
-            raise SubmissionError(Report.of(entry.file, merge(rejected)))
+            problems = hinted(merge(rejected), entry_clues, competition)
+            raise SubmissionError(Report.of(entry.file, problems))
     return results
 
 

@@ -384,7 +384,9 @@ SUBMISSION_CASES: dict[str, tuple[str, str | bytes | None, list[str], str]] = {
         [],
         "  [bad_delimiter] 1 time\n"
         "    submission.csv: line 1: the columns are separated by ';'; expected ',' "
-        "(header user_id, edition_id, rank)\n",
+        "(header user_id, edition_id, rank)\n"
+        "    hint: write the file with df.to_csv(path, index=False), which separates columns "
+        "with ','\n",
     ),
     "missing_column": (
         "submission.csv",

@@ -147,6 +147,38 @@ def test_runs_of_spaces_tabs_and_excel_quoting_are_the_same_list(
     )
 
 
+def test_a_quoted_list_with_commas_is_its_space_separated_twin(
+    comp: Competition, files: dict[str, Path], tmp_path: Path
+) -> None:
+    """RFC 4180: a quoted field may hold commas (as pandas writes a list joined with commas)
+    and a doubled quote; read whole or in parts, such a file scores as its twin with spaces,
+    and a broken one gets the twin's messages and lines."""
+    frame = to_wide(comp.submission).to_pandas()
+    commas = frame.assign(edition_ids=frame["edition_ids"].str.replace(" ", ","))
+    paths = {"spaces": tmp_path / "spaces.csv", "commas": tmp_path / "commas.csv"}
+    frame.to_csv(paths["spaces"], index=False)
+    commas.to_csv(paths["commas"], index=False)
+    assert paths["commas"].read_text().splitlines()[1].count('"') == 2  # pandas quotes it
+    for parts in (1, 3):
+        twin = scorer.score(paths["spaces"], files["solution"], parts=parts)
+        quoted = scorer.score(paths["commas"], files["solution"], parts=parts)
+        assert quoted.to_dict() == twin.to_dict()
+        assert quoted.per_user.equals(twin.per_user)
+    as_text = scorer.score(pl.from_pandas(commas), files["solution"])  # Parquet-like text
+    assert as_text.overall == twin.overall
+    for name, data in (("spaces", frame), ("commas", commas)):
+        broken = data.copy()
+        broken.loc[1, "edition_ids"] = 'x1"2' + broken.loc[1, "edition_ids"][6:]
+        broken.loc[3, "edition_ids"] = broken.loc[3, "edition_ids"][:20]
+        broken.to_csv(paths[name], index=False)
+    twin_report = reject(paths["spaces"], files["solution"])
+    assert twin_report.codes == ["invalid_id", "wrong_row_count"]
+    for parts in (1, 3):
+        with pytest.raises(SubmissionError) as info:
+            scorer.validate(paths["commas"], solution=files["solution"], parts=parts)
+        assert info.value.report.problems == twin_report.problems
+
+
 # Detection from the header.
 
 

@@ -15,6 +15,7 @@ import polars as pl
 
 from scorer.read import long, wide
 from scorer.read.cells import ITEM, RANK, USER, Kind, Spec, Table
+from scorer.read.hints import Clues, hinted
 from scorer.read.source import (
     DEFAULT_LIMITS,
     Limits,
@@ -37,6 +38,7 @@ __all__ = [
     "ITEM",
     "RANK",
     "USER",
+    "Clues",
     "Kind",
     "Limits",
     "Parts",
@@ -46,6 +48,7 @@ __all__ = [
     "TableLike",
     "describe",
     "expanded_size",
+    "hinted",
     "kind_of",
     "kind_of_file",
     "read_table",

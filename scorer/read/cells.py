@@ -12,6 +12,7 @@ import polars as pl
 from scorer.competition import LOST_ITEMS, Competition, Stage
 from scorer.errors import Code, Issue, Problem, merge, problem, shorten
 from scorer.metrics import MAX_GRADE
+from scorer.read.hints import Clues, hinted, whole_float, zero_based
 
 Kind = Literal["id", "rank", "stage", "grade"]
 
@@ -89,6 +90,8 @@ class Table:
     problems: tuple[Problem, ...]
     unit: Unit
     competition: Competition = LOST_ITEMS
+    #: What the cells show of common mistakes, for hints (`scorer.read.hints`).
+    clues: Clues = field(default_factory=Clues)
 
 
 #: An integer cell as the competition's own reader (pandas) takes one: ASCII spaces or tabs
@@ -106,9 +109,11 @@ def integer(cell: pl.Expr) -> pl.Expr:
 
 def parse_cells(
     file: str, cells: pl.DataFrame, kinds: dict[str, Kind], spec: Spec, unit: str
-) -> tuple[pl.DataFrame, list[Problem]]:
+) -> tuple[pl.DataFrame, list[Problem], Clues]:
     """Text cells to typed ones. A cell that is not a plain integer becomes null and an issue;
-    ranges and stage values are judged later, on typed values, in `judge`."""
+    ranges and stage values are judged later, on typed values, in `judge`. A user id written
+    as a float ('10000.0') is an issue too, but its row still counts for that user, so the
+    rules on users blame nothing else on it. The clues count the cells written as floats."""
     exprs: list[pl.Expr] = [pl.col("line")]
     bad: dict[str, pl.Expr] = {}
     for name, kind in kinds.items():
@@ -124,15 +129,20 @@ def parse_cells(
         exprs.append(value.cast(pl.Int64).alias(name))
     typed = cells.select(exprs)
     flags = cells.select("line", *[e.alias(f"_bad_{n}") for n, e in bad.items()])
+    counts = {name: int(flags.get_column(f"_bad_{name}").sum()) for name in bad}
+    floats: dict[str, int] = {}
+    for name, count in counts.items():
+        if count and kinds[name] in ("id", "rank"):
+            whole = cells.select(whole_float(pl.col(name)).cast(pl.Int64)).to_series()
+            floats[name] = whole.len() - whole.null_count()
+            if name == spec.user and floats[name]:
+                typed = typed.with_columns(pl.coalesce(pl.col(name), whole))
     problems: list[Problem] = []
     user = typed.get_column(spec.user) if spec.user in typed.columns else None
     for name, kind in kinds.items():
-        if name not in bad:
+        if not counts.get(name):
             continue
         mask = flags.get_column(f"_bad_{name}")
-        count = int(mask.sum())
-        if not count:
-            continue
         rows = (
             cells.with_columns(_user=user).filter(mask).head(5)
             if user is not None
@@ -141,14 +151,14 @@ def parse_cells(
         problems.append(
             problem(
                 CODE[kind],
-                count,
+                counts[name],
                 [
                     cell_issue(spec, unit, kind, name, ln, raw, u)
                     for ln, raw, u in rows.select("line", name, "_user").rows()
                 ],
             )
         )
-    return typed, problems
+    return typed, problems, Clues(rows=cells.height, floats=floats)
 
 
 def cell_issue(
@@ -178,11 +188,15 @@ def judge(
     spec: Spec,
     unit: Unit,
     problems: list[Problem],
+    clues: Clues | None = None,
 ) -> Table:
     """Range rules on typed values (negative ids, ranks outside 1..k, unknown stages): the
     offending cells become null, so later rules see only values that are valid. Stages
-    become the names of `Stage`; the user, item and rank columns take their internal names."""
+    become the names of `Stage`; the user, item and rank columns take their internal names.
+    `clues` are those of `parse_cells` (by default: each row of `frame` is a row of cells);
+    ranks counted from 0 are added to them, and the problems get the hints they give."""
     found = list(problems)
+    clues = Clues(rows=frame.height) if clues is None else clues
     checks: dict[str, pl.Expr] = {}
     stages: dict[str, list[str]] = {}
     for name, kind in kinds.items():
@@ -208,6 +222,9 @@ def judge(
         for name, kind in kinds.items():
             if not counts[name]:
                 continue
+            if kind == "rank" and user is not None:
+                zero_users, zero_rows = zero_based(frame, spec.user, name, spec.competition.k)
+                clues = clues + Clues(zero_users=zero_users, zero_rows=zero_rows)
             mask = flags.get_column(name)
             rows = frame.filter(mask).head(5)
             users = rows.get_column(spec.user) if user is not None else [None] * rows.height
@@ -235,9 +252,10 @@ def judge(
     return Table(
         file=file,
         frame=_flag_sorted(frame),
-        problems=merge(found),
+        problems=hinted(merge(found), clues, spec.competition),
         unit=unit,
         competition=spec.competition,
+        clues=clues,
     )
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from scorer.errors import Code, Issue, Report, shorten, single
+from scorer.read.hints import DELIMITER, float_hint, index_hint, split_hint, whole_floats
 from scorer.read.source import Limits, Rejected
 
 
@@ -18,50 +19,63 @@ def check_header(
     required: Sequence[str],
     optional: Sequence[str] = (),
     exclusive: Sequence[str] = (),
+    *,
+    frame: bool = False,
 ) -> None:
     """Every required column once, optional ones at most once, at most one of the `exclusive`
-    ones (a solution's split columns: `stage` or `Usage`), nothing else; any order."""
+    ones (a solution's split columns: `stage` or `Usage`), nothing else; any order. A
+    `frame`'s (Parquet's) column names are no line of the file: messages name no line."""
     problems: list[str] = []
     codes: list[Code] = []
     known = [*required, *optional]
+    at, line = ("", None) if frame else ("line 1: ", 1)
     if len(header) == 1 and any(sep in header[0] for sep in (";", "\t", "|")):
         sep = next(s for s in (";", "\t", "|") if s in header[0])
-        raise Rejected(
-            single(
-                file,
-                Code.BAD_DELIMITER,
-                f"{file}: line 1: the columns are separated by "
-                f"{sep!r}; expected ',' (header {', '.join(known)})",
-                line=1,
+        if frame:  # a CSV file read with the wrong separator, then saved as a table
+            found = f"one column named {_show(header[0])}; expected the columns {', '.join(known)}"
+            hint = split_hint(sep)
+        else:
+            found = (
+                f"line 1: the columns are separated by {sep!r}; expected ',' "
+                f"(header {', '.join(known)})"
             )
-        )
+            hint = DELIMITER
+        raise Rejected(single(file, Code.BAD_DELIMITER, f"{file}: {found}", hint=hint, line=line))
     if not any(name in known for name in header) and all(map(_looks_like_data, header)):
+        names = _show(",".join(header))
+        found = (
+            f"the columns are named {names}; expected the columns"
+            if frame
+            else f"line 1 is not a header: found {names}; expected the first line to name the "
+            "columns:"
+        )
         raise Rejected(
             single(
                 file,
                 Code.MISSING_COLUMN,
-                f"{file}: line 1 is not a header: found {_show(','.join(header))}; expected "
-                f"the first line to name the columns: {','.join(required)}",
-                line=1,
+                f"{file}: {found} {','.join(required)}",
+                line=line,
                 value=shorten(",".join(header)),
             )
         )
+    expected = "the columns" if frame else "the header"
     for name in required:
         if name not in header:
             codes.append(Code.MISSING_COLUMN)
             problems.append(
-                f"{file}: line 1: column {name!r} is missing; expected the header "
-                f"{','.join(required)}"
+                f"{file}: {at}column {name!r} is missing; expected {expected} {','.join(required)}"
             )
     seen: set[str] = set()
+    unknown: list[str] = []
     for name in header:
         if name in seen:
             codes.append(Code.DUPLICATE_COLUMN)
-            problems.append(f"{file}: line 1: column {name!r} appears more than once")
+            problems.append(f"{file}: {at}column {name!r} appears more than once")
         elif name not in known:
             codes.append(Code.UNKNOWN_COLUMN)
+            unknown.append(name)
             problems.append(
-                f"{file}: line 1: unexpected column {_show(name)}{_did_you_mean(name, known)}; "
+                f"{file}: {at}unexpected column {_show(name)}{_did_you_mean(name, known)}; "
                 f"expected only {', '.join(known)}"
             )
         seen.add(name)
@@ -69,10 +83,11 @@ def check_header(
     if len(both) > 1:
         codes.append(Code.DUPLICATE_COLUMN)
         names = " and ".join(repr(name) for name in both)
-        problems.append(f"{file}: line 1: {names} name the same thing; keep one")
+        problems.append(f"{file}: {at}{names} name the same thing; keep one")
     if problems:
-        issues = [Issue(c, message, line=1) for c, message in zip(codes, problems, strict=True)]
-        raise Rejected(Report.of_issues(file, issues))
+        issues = [Issue(c, message, line=line) for c, message in zip(codes, problems, strict=True)]
+        hints = {Code.UNKNOWN_COLUMN: index_hint(unknown)}
+        raise Rejected(Report.of_issues(file, issues, hints))
 
 
 def _looks_like_data(cell: str) -> bool:
@@ -102,7 +117,7 @@ def check_frame(
     """A Parquet file's or a frame's columns, row count and size, as `check_header` and the
     CSV scan judge a CSV file's; returns the column names."""
     header = [str(c) for c in frame.columns]
-    check_header(file, header, required, optional, exclusive)
+    check_header(file, header, required, optional, exclusive, frame=True)
     if frame.height == 0:
         raise Rejected(single(file, Code.NO_ROWS, f"{file}: the table has no rows"))
     limits.check_rows(file, frame.height, "the table has {count} rows")
@@ -113,10 +128,15 @@ def no_rows(file: str) -> Report:
     return single(file, Code.NO_ROWS, f"{file}: the file has a header but no rows")
 
 
-def type_report(file: str, name: str, dtype: object, expected: str) -> Report:
+def type_report(file: str, frame: pl.DataFrame, name: str, expected: str = "integers") -> Report:
+    """A column of the wrong type; one of floats where integers are expected, which
+    `astype("int64")` makes the integers they are, gets its hint."""
+    dtype = frame.schema[name]
+    whole = expected == "integers" and dtype.is_float() and whole_floats(frame.select(name))
     return single(
         file,
         Code.COLUMN_TYPE,
         f"{file}: column {name!r} holds {dtype}; expected {expected}",
+        hint=float_hint([name]) if whole else None,
         column=name,
     )

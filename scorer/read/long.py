@@ -50,8 +50,8 @@ def _typed_read(text: Text, kinds: dict[str, Kind], spec: Spec) -> pl.DataFrame 
 def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits: Limits) -> Table:
     """The careful path: every physical line, every field as text, every cell judged."""
     cells, issues = text_cells(file, text, list(kinds), limits)
-    typed, bad = parse_cells(file, cells, kinds, spec, "line")
-    return judge(file, typed, kinds, spec, "line", [*issues, *bad])
+    typed, bad, clues = parse_cells(file, cells, kinds, spec, "line")
+    return judge(file, typed, kinds, spec, "line", [*issues, *bad], clues)
 
 
 def _integral(column: pl.Series) -> bool:
@@ -74,7 +74,7 @@ def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Ta
         dtype = frame.schema[name]
         if kind == "stage":
             if dtype not in (pl.String, pl.Categorical, pl.Null):
-                raise Rejected(type_report(file, name, dtype, "text"))
+                raise Rejected(type_report(file, frame, name, "text"))
             frame = frame.with_columns(pl.col(name).cast(pl.String))
         elif dtype in (pl.String, pl.Categorical):
             as_text = True
@@ -82,7 +82,7 @@ def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Ta
             # pandas keeps an integer column with empty cells as floats (101.0 and NaN)
             frame = frame.with_columns(pl.col(name).fill_nan(None).cast(pl.Int64))
         elif not (dtype.is_integer() or dtype == pl.Null):
-            raise Rejected(type_report(file, name, dtype, "integers"))
+            raise Rejected(type_report(file, frame, name))
         elif dtype == pl.UInt64 and bool(frame.get_column(name).drop_nulls().gt(MAX_ID).any()):
             as_text = True  # ids beyond int64 get the same message as in a CSV file
         elif name not in spec.nullable and frame.get_column(name).null_count():
@@ -96,5 +96,5 @@ def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Ta
     text_frame = frame.with_columns(
         pl.col(n).cast(pl.String) for n, k in kinds.items() if k != "stage"
     )
-    typed, problems = parse_cells(file, text_frame, kinds, spec, "row")
-    return judge(file, typed, kinds, spec, "row", problems)
+    typed, problems, clues = parse_cells(file, text_frame, kinds, spec, "row")
+    return judge(file, typed, kinds, spec, "row", problems, clues)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 import polars as pl
 
 from scorer.errors import Code, Report, shorten, single
+from scorer.read.hints import EXCEL, GZIP, ZIP
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -115,26 +117,64 @@ def kind_of_file(path: Path) -> Kind | None:
 
 
 _MAGIC = {
-    b"\x1f\x8b": "gzip-compressed",
-    b"PAR1": "a Parquet file",
-    b"PK\x03\x04": "a ZIP archive or Excel workbook",
-    b"\xd0\xcf\x11\xe0": "an old Excel workbook",
-    b"\x89PNG": "a PNG image",
-    b"%PDF": "a PDF document",
+    b"\x1f\x8b": ("gzip-compressed data", GZIP),
+    b"PAR1": ("a Parquet file", "name the file .parquet"),
+    b"\xd0\xcf\x11\xe0": ("an old Excel workbook", EXCEL),
+    b"\x89PNG": ("a PNG image", None),
+    b"%PDF": ("a PDF document", None),
 }
 
+#: What a ZIP archive is when its central directory cannot be read (a truncated file).
+_SOME_ZIP = ("a ZIP archive or Excel workbook", None)
 
-def _sniff(head: bytes) -> str | None:
-    """What a file that should be CSV text is instead, judged by its first bytes."""
-    for magic, what in _MAGIC.items():
+#: Most bytes of a ZIP's central directory read to tell a workbook from an archive.
+_DIRECTORY_BYTES = 1 << 20
+
+
+def _sniff(head: bytes, path: Path | None = None) -> tuple[str, str | None] | None:
+    """What a file that should be CSV text is instead, judged by its first bytes (and a ZIP
+    file at `path` by the names it holds), with a hint on how to make it CSV."""
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        names = zip_names(path) if path is not None else None
+        if names is None:
+            return _SOME_ZIP
+        if any(name.startswith("xl/") for name in names):
+            return "an Excel workbook (.xlsx)", EXCEL
+        return "a ZIP archive", ZIP
+    for magic, found in _MAGIC.items():
         if head.startswith(magic):
-            return what
+            return found
     stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if stripped[:1] in (b"{", b"["):
-        return "JSON"
+        return "JSON", None
     if b"\x00" in head[:4096]:
-        return "binary data (it holds NUL bytes)"
+        return "binary data (it holds NUL bytes)", None
     return None
+
+
+def zip_names(path: Path) -> list[str] | None:
+    """The names of a ZIP archive's entries, from its central directory (at most
+    `_DIRECTORY_BYTES` of it), nothing extracted; None when the directory cannot be found."""
+    with path.open("rb") as handle:
+        size = handle.seek(0, 2)
+        tail = min(size, 22 + 0xFFFF)  # the end record, then at most a 64 KiB comment
+        handle.seek(size - tail)
+        data = handle.read(tail)
+        end = data.rfind(b"PK\x05\x06")
+        if end < 0 or len(data) - end < 22:
+            return None
+        length, offset = struct.unpack("<II", data[end + 12 : end + 20])
+        if offset + length > size:  # ZIP64 (0xFFFFFFFF) or a damaged record
+            return None
+        handle.seek(offset)
+        directory = handle.read(min(length, _DIRECTORY_BYTES))
+    names = []
+    at = 0
+    while directory[at : at + 4] == b"PK\x01\x02" and at + 46 <= len(directory):
+        name, extra, comment = struct.unpack("<HHH", directory[at + 28 : at + 34])
+        names.append(directory[at + 46 : at + 46 + name].decode("utf-8", "replace"))
+        at += 46 + name + extra + comment
+    return names
 
 
 def open_path(
@@ -149,12 +189,24 @@ def open_path(
         raise Rejected(single(file, Code.FILE_NOT_FOUND, f"{file}: no such file"))
     kind = kind_of_file(path)
     if kind is None:
+        with path.open("rb") as handle:
+            found = _sniff(handle.read(8), path)
+        if found is None or found[1] is None:  # say what it is only when it helps
+            raise Rejected(
+                single(
+                    file,
+                    Code.FILE_FORMAT,
+                    f"{file}: unsupported file name; expected a name ending in .csv, .csv.gz, "
+                    ".parquet or .zip",
+                )
+            )
+        what, hint = found
         raise Rejected(
             single(
                 file,
                 Code.FILE_FORMAT,
-                f"{file}: unsupported file name; expected a name ending in .csv, .csv.gz, "
-                ".parquet or .zip (gzip, Parquet and zip data are recognised under any name)",
+                f"{file}: found {what}; expected a .csv, .csv.gz, .parquet or .zip file",
+                hint=hint,
             )
         )
     size = path.stat().st_size
@@ -188,20 +240,21 @@ def open_path(
         return kind, inflate_to
     if kind == "parquet":
         if size and not head.startswith(b"PAR1"):
-            instead = _sniff(head) or "not a Parquet file"
+            what, hint = _sniff(head, path) or ("not a Parquet file", None)
             raise Rejected(
                 single(
                     file,
                     Code.FILE_FORMAT,
-                    f"{file}: the name ends in .parquet but the file is {instead}",
+                    f"{file}: the name ends in .parquet but the file is {what}",
+                    hint=hint,
                 )
             )
         return kind, path
-    what = _sniff(head)
-    if what is not None:
-        hint = "; name it .csv.gz" if what == "gzip-compressed" else ""
+    found = _sniff(head, path)
+    if found is not None:
+        what, hint = found
         raise Rejected(
-            single(file, Code.FILE_FORMAT, f"{file}: expected CSV text, found {what}{hint}")
+            single(file, Code.FILE_FORMAT, f"{file}: expected CSV text, found {what}", hint=hint)
         )
     return kind, path
 
@@ -270,8 +323,9 @@ def unzip(
     inner = kind_of(Path(member.filename))
     if data.startswith(b"PAR1") or inner == "parquet":
         return "parquet", data
-    if inner not in (None, "csv") or (_sniff(data[:8192]) is not None):
-        what = _sniff(data[:8192]) or f"a {inner} file"
+    sniffed = _sniff(data[:8192])
+    if inner not in (None, "csv") or sniffed is not None:
+        what = sniffed[0] if sniffed is not None else f"a {inner} file"
         raise refuse(
             Code.FILE_FORMAT,
             f"the zip holds {shorten(member.filename)}, {what}; expected a .csv or .parquet file",

@@ -19,7 +19,7 @@ from scorer.read import long, wide
 from scorer.read.cells import Spec, Table
 from scorer.read.header import no_rows
 from scorer.read.source import Limits, Rejected, describe, open_path
-from scorer.read.text import Text, encoding_report, long_lines, misreadable, scan_text
+from scorer.read.text import Text, encoding_report, fields, long_lines, misreadable, scan_text
 
 #: An id in digits that surely fits an Int64 (leading zeros aside): its value picks the part.
 _ID = r"^0*[0-9]{1,18}$"
@@ -54,6 +54,7 @@ class Parts:
             lines=lines.height + 1,
             # A quote left open anywhere sends the part to the careful reader, as a file.
             lenient=misreadable(body.encode()) or data.count(b'"') % 2 == 1,
+            quoted=b'"' in data,
             numbers=lines.get_column("line"),
         )
         if wide.is_wide(text.header, self.spec):
@@ -79,13 +80,13 @@ def split(source: Path, spec: Spec, count: int, folder: Path, limits: Limits) ->
         long.check(file, text, spec)
     user = text.header.index(spec.user)
     cell = (
-        pl.col("text")
-        .str.split(",")
+        fields(pl.col("text").str.strip_suffix("\r"), text.quoted)
         .list.get(user, null_on_oob=True)
-        .str.strip_chars(" \t\r")
+        .str.strip_chars(" \t")
         .str.strip_chars('"')
         .str.strip_chars(" \t")
         .str.strip_prefix("+")
+        .str.replace(r"\.0*$", "")  # '10000.0' is user 10000's row, if a bad cell
     )
     part = (
         pl.when(cell.str.contains(_ID))

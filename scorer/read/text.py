@@ -30,6 +30,8 @@ class Text:
     header: list[str]
     lines: int
     lenient: bool
+    #: Whether the text holds a quote: only then may a field hold a comma (`fields`).
+    quoted: bool = True
     #: Lines longer than the cap: how many, and (line, bytes) of the first few. With
     #: `scan_text(blank_long=True)`, `source` holds them emptied (line numbers kept).
     long_count: int = 0
@@ -122,6 +124,7 @@ def scan_text(
         header=header,
         lines=lines,
         lenient=lenient,
+        quoted=quotes > 0,
         long_count=len(spans),
         long_lines=tuple((line, end - start) for line, start, end in spans[:5]),
     )
@@ -249,7 +252,10 @@ def text_cells(
         body = (
             pl.scan_lines(text.source, name="text", row_index_name="line", row_index_offset=1)
             .filter(pl.col("line") > 1, pl.col("text").str.strip_chars().str.len_bytes() > 0)
-            .with_columns(pl.col("line").cast(pl.Int64), _fields=pl.col("text").str.split(","))
+            .with_columns(
+                pl.col("line").cast(pl.Int64),
+                _fields=fields(pl.col("text").str.strip_suffix("\r"), text.quoted),
+            )
             .with_columns(_n=pl.col("_fields").list.len())
             .collect()
         )
@@ -278,19 +284,25 @@ def text_cells(
                 ],
             )
         )
-    last = len(names) - 1
     cells = body.filter(pl.col("_n") == len(names)).select(
         "line",
-        *[
-            _unquote_cell(
-                pl.col("_fields").list.get(i).str.strip_suffix("\r")
-                if i == last
-                else pl.col("_fields").list.get(i)
-            ).alias(name)
-            for i, name in enumerate(names)
-        ],
+        *[_unquote_cell(pl.col("_fields").list.get(i)).alias(name) for i, name in enumerate(names)],
     )
     return cells, issues
+
+
+#: One field of a CSV line and the comma that ends it, as RFC 4180 has it: a quoted field,
+#: which may hold commas and doubled quotes (""), or anything up to the next comma. A
+#: quoted field followed by more than a comma is read up to the next comma, unquoted.
+_FIELD = r'(?:"(?:[^"]|"")*"|[^,]*),'
+
+
+def fields(line: pl.Expr, quoted: bool) -> pl.Expr:
+    """A line's fields as written, quotes kept: a comma inside a quoted field does not end
+    it. Text holding no quote (`quoted` False) is split on every comma, faster."""
+    if not quoted:
+        return line.str.split(",")
+    return (line + ",").str.extract_all(_FIELD).list.eval(pl.element().str.strip_suffix(","))
 
 
 def long_lines(text: Text, limits: Limits) -> list[Problem]:

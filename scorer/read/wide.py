@@ -64,9 +64,11 @@ def _extras(spec: Spec) -> list[str]:
 
 
 def _tokens(cell: pl.Expr) -> pl.Expr:
-    """A list cell's ids: split on spaces (a run of them, or a tab, counts as one); an empty or
-    missing cell is no ids. Literal splits, not a regex: this runs on every line."""
-    words = cell.str.replace_all("\t", " ", literal=True).str.split(" ")
+    """A list cell's ids: split on spaces, tabs or commas (a run of them counts as one; a
+    comma can be in a CSV cell only if it is quoted); an empty or missing cell is no ids.
+    Literal splits, not a regex: this runs on every line."""
+    spaced = cell.str.replace_all("\t", " ", literal=True).str.replace_all(",", " ", literal=True)
+    words = spaced.str.split(" ")
     return words.list.eval(pl.element().filter(pl.element() != "")).fill_null(
         pl.lit([], pl.List(pl.String))
     )
@@ -80,7 +82,7 @@ def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Ta
     user, ids_name = spec.user, spec.competition.columns.list
     user_type = frame.schema[user]
     if not (user_type.is_integer() or user_type in (pl.String, pl.Categorical, pl.Null)):
-        raise Rejected(type_report(file, user, user_type, "integers"))
+        raise Rejected(type_report(file, frame, user))
     ids_type = frame.schema[ids_name]
     if isinstance(ids_type, pl.List) and (
         ids_type.inner.is_integer() or ids_type.inner in (pl.String, pl.Null)
@@ -91,12 +93,12 @@ def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Ta
     else:
         raise Rejected(
             type_report(
-                file, ids_name, ids_type, "text (ids separated by spaces) or lists of integers"
+                file, frame, ids_name, "text (ids separated by spaces) or lists of integers"
             )
         )
     for name in extra:
         if frame.schema[name] not in (pl.String, pl.Categorical, pl.Null):
-            raise Rejected(type_report(file, name, frame.schema[name], "text"))
+            raise Rejected(type_report(file, frame, name, "text"))
     cells = frame.select(
         pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line"),
         pl.col(user).cast(pl.String),
@@ -121,7 +123,9 @@ def _to_long(
     items = f"{spec.competition.words.item}s"
     limits.check_rows(file, total, "the lists hold {count} " + items + " in all")
     extras = [c for c in cells.columns if c not in ("line", user, ids)]
-    users, bad_users = parse_cells(file, cells.select("line", user), {user: "id"}, spec, unit)
+    users, bad_users, clues = parse_cells(
+        file, cells.select("line", user), {user: "id"}, spec, unit
+    )
     rows = (
         cells.select(
             "line",
@@ -154,7 +158,7 @@ def _to_long(
         )
     frame = rows.select("line", USER, ITEM, pl.col("position").alias(RANK), "position", *extras)
     # A split column is judged as in the long layout; ids were judged above.
-    return judge(file, frame, {name: "stage" for name in extras}, spec, unit, [*found])
+    return judge(file, frame, {name: "stage" for name in extras}, spec, unit, found, clues)
 
 
 def _token_issue(

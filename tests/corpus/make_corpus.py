@@ -354,7 +354,7 @@ def write(out: Path) -> list[Case]:
         wrong_row_count=[2],
     )
     cell_cases = {
-        "float": ("1.0", "50102.0", "1001.0"),
+        "float": ("1.0", "50102.0", "1003.0"),
         "word": ("first", "abc", "alice"),
         "negative": ("-1", "-5", "-1001"),
         "empty": ("", "", ""),
@@ -379,14 +379,24 @@ def write(out: Path) -> list[Case]:
             f"edition_id {edition!r}",
             invalid_id=[23],
         )
-        # A user that cannot be read takes its row from the user's count.
+        # A user that cannot be read takes its row from the user's count; one written as a
+        # float (pandas' '1003.0') is rejected, but its row counts for that user.
+        counted = {} if kind == "float" else {"wrong_row_count": [42]}
         add(
             f"{kind}_user.csv",
             csv(edit(blind, 45, col["user_id"], user)),
             f"user_id {user!r}",
             invalid_id=[45],
-            wrong_row_count=[42],
+            **counted,
         )
+    add(
+        "float_other_user.csv",
+        csv(edit(blind, 45, col["user_id"], "1001.0")),
+        "user_id '1001.0' in user 1003's rows: the row counts for user 1001",
+        invalid_id=[45],
+        duplicate_rank=[45],
+        wrong_row_count=[2, 42],
+    )
     add(
         "rank_out_of_range.csv",
         csv(edit(edit(blind, 4, 2, "0"), 25, 2, "21")),
@@ -508,6 +518,12 @@ def write(out: Path) -> list[Case]:
     # --- Parquet --------------------------------------------------------------------------
     add_parquet(corpus, blind)
 
+    # --- What pandas writes by mistake: each gets a hint (tests/test_hints.py) ------------
+    add_pandas_mistakes(corpus, blind, base)
+
+    # --- The wide layout: one line a user, its list space-separated or quoted with commas --
+    add_wide(corpus, hit_rows(), scores)
+
     # --- Valid but odd: these must score exactly as the plain file -----------------------
     good_rows = hit_rows()
     valid: dict[str, bytes] = {
@@ -535,6 +551,7 @@ def write(out: Path) -> list[Case]:
         "valid.csv.gz": gz(good),
         "valid_two_members.csv.gz": gz(good[:500]) + gz(good[500:]),
         "valid_zero_padded.csv.gz": gz(good) + bytes(512),
+        "valid.zip": zipped("submission.csv", good),  # a zip holding one CSV file
     }
     for name, data in valid.items():
         corpus.add(f"sub/{name}", data, Case(f"sub/{name}", "valid: " + name, 0, scores=scores))
@@ -553,6 +570,115 @@ def write(out: Path) -> list[Case]:
     }
     (out / "expected.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return corpus.cases
+
+
+def add_pandas_mistakes(corpus: Corpus, blind: list[list[str]], base: bytes) -> None:
+    """Files as pandas writes them by mistake: the index saved, ids or ranks as floats, ranks
+    counted from 0, a ZIP archive."""
+    add = corpus.sub
+    add(
+        "pandas_index.csv",
+        csv([[str(i), *r] for i, r in enumerate(blind)], "," + HEADER),
+        "the pandas index saved as a first column named ''",
+        unknown_column=[1],
+    )
+    add(
+        "pandas_index_read_back.csv",
+        csv([[str(i), *r] for i, r in enumerate(blind)], "Unnamed: 0," + HEADER),
+        "the pandas index read back as 'Unnamed: 0', then saved",
+        unknown_column=[1],
+    )
+    add(
+        "float_ids.csv",
+        csv([[f"{r[0]}.0", f"{r[1]}.0", r[2]] for r in blind]),
+        "both id columns written as floats: no row blamed on a missing user",
+        invalid_id=[2, 2, 3, 3, 4],
+        counts={"invalid_id": 2 * len(blind)},
+    )
+    add(
+        "float_user_column.csv",
+        csv([[f"{r[0]}.0", *r[1:]] for r in blind]),
+        "the user column written as floats: no user missing",
+        invalid_id=[2, 3, 4, 5, 6],
+        counts={"invalid_id": len(blind)},
+    )
+    add(
+        "float_user_column_one_missing.csv",
+        csv([[f"{r[0]}.0", *r[1:]] for r in blind if r[0] != "1003"]),
+        "the user column written as floats, and a user truly missing",
+        invalid_id=[2, 3, 4, 5, 6],
+        missing_user=None,
+        counts={"invalid_id": len(blind) - K},
+    )
+    add(
+        "float_ranks.csv",
+        csv([[*r[:2], f"{r[2]}.0"] for r in blind]),
+        "the rank column written as floats",
+        invalid_rank=[2, 3, 4, 5, 6],
+        counts={"invalid_rank": len(blind)},
+    )
+    add(
+        "zero_based_ranks.csv",
+        csv([[*r[:2], str(int(r[2]) - 1)] for r in blind]),
+        "every rank counted from 0",
+        invalid_rank=[line_of(i, 1) for i in range(len(USERS))],
+    )
+    add(
+        "zero_based_user.csv",
+        csv([[*r[:2], str(int(r[2]) - (r[0] == "1002"))] for r in blind]),
+        "one user's ranks counted from 0",
+        invalid_rank=[line_of(1, 1)],
+    )
+    add("zip.csv", zipped("submission.csv", base), "a ZIP archive named .csv", file_format=None)
+    add("workbook.xlsx", xlsx_like(base), "an Excel workbook", file_format=None)
+
+
+def add_wide(corpus: Corpus, rows: list[list[str]], scores: dict[str, float]) -> None:
+    """Wide files: a quoted list may separate its ids with commas (RFC 4180), as pandas
+    writes a list joined with commas; all score as the long file."""
+    lists = {u: [r[1] for r in rows if r[0] == str(u)] for u in USERS}
+    spaced = [[str(u), " ".join(ids)] for u, ids in lists.items()]
+    commas = [[str(u), '"' + ",".join(ids) + '"'] for u, ids in lists.items()]
+    valid = {
+        "valid_wide.csv": csv(spaced, "user_id,edition_ids"),
+        "valid_wide_quoted_commas.csv": csv(commas, "user_id,edition_ids"),
+        "valid_wide_quoted_commas_crlf.csv": csv(
+            [[f'"{u}"', ids] for u, ids in commas], '"user_id","edition_ids"', "\r\n"
+        ),
+        "valid_wide_reordered.csv": csv([[ids, u] for u, ids in commas], "edition_ids,user_id"),
+    }
+    for name, data in valid.items():
+        corpus.add(f"sub/{name}", data, Case(f"sub/{name}", "valid: " + name, 0, scores=scores))
+    unquoted = [[u, ids.strip('"')] if u == "1002" else [u, ids] for u, ids in commas]
+    corpus.sub(
+        "wide_unquoted_commas.csv",
+        csv(unquoted, "user_id,edition_ids"),
+        "a list with commas, unquoted: its commas end fields",
+        field_count=[3],
+        missing_user=None,
+    )
+    again = ",".join(str(60001 + i) for i in range(K))
+    corpus.sub(
+        "wide_user_twice_reordered.csv",
+        csv([*[[ids, u] for u, ids in commas], [f'"{again}"', "1002"]], "edition_ids,user_id"),
+        "a user on two lines, the list first: the lines meet, read whole or in parts",
+        wrong_row_count=[3],
+    )
+    quote = [[u, ids.replace("50201,", '""50201"",', 1)] for u, ids in commas]
+    corpus.sub(
+        "wide_doubled_quote.csv",
+        csv(quote, "user_id,edition_ids"),
+        "a doubled quote inside a quoted list is a quote in an id",
+        invalid_id=[4],
+    )
+
+
+def zipped(name: str, data: bytes) -> bytes:
+    """A ZIP archive holding one file, with a fixed timestamp."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0)), data)
+    return buffer.getvalue()
 
 
 def xlsx_like(data: bytes) -> bytes:

@@ -1,0 +1,172 @@
+"""Hints: one line on how to fix a common pandas mistake, from what the read layer saw.
+
+A hint never holds a value of the organiser's files: it names columns, counts users and
+shows the pandas call that fixes the file. The hints of a file's cells come from `Clues`,
+counts that add up over the parts of a file, so a file read in parts gets the hints it gets
+read whole.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from scorer.competition import Competition
+from scorer.errors import Code, Problem
+
+#: Column names pandas gives its index: '__index_level_0__' (to_parquet of a filtered or sorted
+#: frame), 'Unnamed: 0' (a CSV file's index read back, then saved again; '' in the CSV itself).
+_PARQUET_INDEX = re.compile(r"__index_level_[0-9]+__")
+_READ_BACK = re.compile(r"Unnamed: [0-9]+(\.[0-9]+)?")
+
+#: A cell pandas wrote from a float column holding a whole number: '500123.0'.
+_WHOLE_FLOAT = r"^\+?[0-9]+\.0*$"
+
+DELIMITER = "write the file with df.to_csv(path, index=False), which separates columns with ','"
+EXCEL = 'save it as CSV: pd.read_excel(path).to_csv("submission.csv", index=False)'
+ZIP = (
+    "name the file .zip (a zip holding one .csv or .parquet file is read), "
+    "or write plain CSV: df.to_csv(path, index=False)"
+)
+GZIP = "name the file .csv.gz, or write plain CSV: df.to_csv(path, index=False)"
+
+
+def index_hint(unknown: Sequence[str]) -> str | None:
+    """The hint for a header whose `unknown` columns hold a pandas index, if they do."""
+    read_back = [name for name in unknown if _READ_BACK.fullmatch(name)]
+    if read_back:
+        names = ", ".join(f'"{name}"' for name in read_back)
+        dropped = names if len(read_back) == 1 else f"[{names}]"
+        return (
+            f"{read_back[0]!r} is a pandas index read back as a column: "
+            f"df = df.drop(columns={dropped}), then write with index=False"
+        )
+    saved = "the pandas index was saved as a column: write the file with "
+    if any(_PARQUET_INDEX.fullmatch(name) for name in unknown):
+        return saved + "df.to_parquet(path, index=False)"
+    if "" in unknown:
+        return saved + "df.to_csv(path, index=False)"
+    return None
+
+
+def split_hint(separator: str) -> str:
+    """The hint for a frame whose one column name holds the names joined by `separator`."""
+    return f"read the CSV with pd.read_csv(path, sep={separator!r})"
+
+
+def float_hint(columns: Sequence[str]) -> str | None:
+    """The hint for columns that pandas wrote as floats (none: no hint)."""
+    if not columns:
+        return None
+    if len(columns) == 1:
+        name = columns[0]
+        return f'{name} was written as floats: df["{name}"] = df["{name}"].astype("int64")'
+    names = " and ".join(columns)
+    types = ", ".join(f'"{name}": "int64"' for name in columns)
+    return f"{names} were written as floats: df = df.astype({{{types}}})"
+
+
+def whole_float(cell: pl.Expr) -> pl.Expr:
+    """The value of a text cell that is a whole number written as a float ('10000.0', as
+    pandas writes a float column), null for any other cell."""
+    text = cell.str.strip_chars(" \t")
+    return pl.when(text.str.contains(_WHOLE_FLOAT)).then(
+        text.str.strip_prefix("+").str.replace(r"\.0*$", "").str.to_integer(strict=False)
+    )
+
+
+def whole_floats(frame: pl.DataFrame) -> bool:
+    """Whether every value of a float column is a whole number that fits an Int64 (and none
+    is empty): what `astype("int64")` turns into the same integers."""
+    column = frame.to_series()
+    if column.null_count() or column.is_nan().any():
+        return False
+    whole = (pl.col(column.name) == pl.col(column.name).floor()) & pl.col(column.name).is_between(
+        -(2.0**63), 2.0**63, closed="left"
+    )
+    return bool(frame.select(whole.all()).item())
+
+
+@dataclass(frozen=True)
+class Clues:
+    """What a table's cells show of common mistakes. Every field adds up over the parts of a
+    file: a part holds whole users, and a column is float-written in the file when it is
+    in every part."""
+
+    #: Rows of cells (lines with the right number of fields; a wide file's lines).
+    rows: int = 0
+    #: Cells written as whole floats ('500123.0'), by column, for columns with a bad cell.
+    floats: Mapping[str, int] = field(default_factory=dict)
+    #: Users whose every rank is in 0..k-1, one of them 0 (ranks counted from 0), and their
+    #: rows.
+    zero_users: int = 0
+    zero_rows: int = 0
+
+    def __add__(self, other: Clues) -> Clues:
+        floats = dict(self.floats)
+        for name, count in other.floats.items():
+            floats[name] = floats.get(name, 0) + count
+        return Clues(
+            rows=self.rows + other.rows,
+            floats=floats,
+            zero_users=self.zero_users + other.zero_users,
+            zero_rows=self.zero_rows + other.zero_rows,
+        )
+
+    def float_columns(self, names: Sequence[str]) -> list[str]:
+        """The `names` whose every cell was written as a float: a column pandas wrote from
+        floats (a few float cells among integers are typos, not this)."""
+        return [n for n in names if self.rows and self.floats.get(n, 0) == self.rows]
+
+
+def hinted(
+    problems: Sequence[Problem], clues: Clues, competition: Competition
+) -> tuple[Problem, ...]:
+    """The problems with the hints their cells' clues give (invalid ids and ranks)."""
+    columns = competition.columns
+    hints = {
+        Code.INVALID_ID: float_hint(clues.float_columns([columns.user, columns.item])),
+        Code.INVALID_RANK: float_hint(clues.float_columns([columns.rank]))
+        or _zero_hint(clues, competition),
+    }
+    return tuple(
+        dataclasses.replace(p, hint=hints[p.code]) if p.code in hints else p for p in problems
+    )
+
+
+def _zero_hint(clues: Clues, competition: Competition) -> str | None:
+    """Ranks counted from 0 (0..k-1): in the whole file, or for some users."""
+    if not clues.zero_users:
+        return None
+    rank, user = competition.columns.rank, competition.words.user
+    if clues.zero_rows == clues.rows:
+        return f'the ranks are counted from 0; count them from 1: df["{rank}"] += 1'
+    if clues.zero_users == 1:
+        return f"1 {user} has ranks counted from 0; count them from 1 (add 1 to its ranks)"
+    return (
+        f"{clues.zero_users:,} {user}s have ranks counted from 0; count them from 1 (add 1 "
+        "to their ranks)"
+    )
+
+
+def zero_based(frame: pl.DataFrame, user: str, rank: str, k: int) -> tuple[int, int]:
+    """The users whose every rank is in 0..k-1, one of them 0, and how many rows they have:
+    one group-by of the columns read, run only when some rank is out of range."""
+    per_user = (
+        frame.filter(pl.col(user).is_not_null())
+        .group_by(user)
+        .agg(
+            (
+                (pl.col(rank).min() == 0)
+                & (pl.col(rank).max() < k)
+                & (pl.col(rank).null_count() == 0)
+            ).alias("zero"),
+            pl.len().alias("n"),
+        )
+        .filter(pl.col("zero"))
+    )
+    return per_user.height, int(per_user.get_column("n").sum())
