@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import doctest
 import gzip
 import io
 import json
 import math
 import re
-import shlex
-import subprocess
 import sys
 from pathlib import Path
 
@@ -384,45 +381,3 @@ def test_evalai_remote_call_and_result(
             "accuracies": labels(expected.splits["private"]),
         },
     ]
-
-
-# The documentation: every console and pycon block of the platforms section of examples.md, in
-# order.
-
-EXAMPLES = Path(__file__).parent.parent / "examples.md"
-SECTION = "## Platforms and the wide format"
-
-
-def run_command(command: str, folder: Path) -> str:
-    """A `$` line's output: scorer through Typer's runner, anything else through the shell
-    (with this interpreter for `python`)."""
-    words = shlex.split(command)
-    if words[0] == "scorer":
-        return runner.invoke(app, words[1:]).output
-    if words[0] == "python":
-        command = f"{shlex.quote(sys.executable)}{command[len('python') :]}"
-    done = subprocess.run(
-        command, shell=True, cwd=folder, capture_output=True, text=True, check=False
-    )
-    return done.stdout + done.stderr
-
-
-def test_platform_examples_are_real(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    text = EXAMPLES.read_text(encoding="utf-8").split(SECTION, 1)[1].split("\n## ", 1)[0]
-    blocks = list(re.finditer(r"```(console|pycon)\n(.*?)```", text, re.S))
-    assert [b.group(1) for b in blocks].count("console") >= 4
-    namespace: dict[str, object] = {}
-    for block in blocks:
-        if block.group(1) == "pycon":
-            test = doctest.DocTestParser().get_doctest(
-                block.group(2), namespace, "platforms-examples", str(EXAMPLES), 0
-            )
-            checker = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-            checker.run(test, clear_globs=False)
-            assert checker.failures == 0, block.group(2)
-            namespace.update(test.globs)  # a DocTest copies its globals: carry them on
-            continue
-        for command, expected in re.findall(r"^\$ (.*)\n((?:(?!\$ ).*\n)*)", block.group(2), re.M):
-            got = run_command(command, tmp_path)
-            assert got.rstrip() == expected.rstrip(), command
