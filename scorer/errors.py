@@ -55,6 +55,10 @@ class Code(StrEnum):
     DUPLICATE_SUBMISSION = "duplicate_submission"
     TOO_MANY_SELECTED = "too_many_selected"
     UNKNOWN_SELECTION = "unknown_selection"
+    SUBMISSION_NOT_FOUND = "submission_not_found"
+    TEAM_NAME_CHARACTER = "team_name_character"
+    TEAM_NAME_TOO_LONG = "team_name_too_long"
+    TEAM_NAME_CLASH = "team_name_clash"
 
 
 #: Codes that make the rest of a file unreadable; a report holding one holds nothing else.
@@ -219,6 +223,7 @@ class Failure(StrEnum):
     INTERRUPTED = "interrupted"  # exit 130: Ctrl-C
     SUBMISSIONS_REJECTED = "submissions_rejected"  # exit 1: `leaderboard score --strict`
     SUBMISSIONS_FAILED = "submissions_failed"  # exit 2: a leaderboard batch had failures
+    SOLUTION_MISMATCH = "solution_mismatch"  # exit 2: a leaderboard run stopped (wrong solution?)
 
 
 def error_object(

@@ -214,7 +214,7 @@ def test_validate_a_valid_file(files: Path, against: list[str]) -> None:
     )
     result = runner.invoke(app, ["validate", "submission.csv", *against, "--json"])
     assert json.loads(result.stdout) == {
-        "schema_version": 1,
+        "schema_version": 2,
         "scorer_version": scorer.__version__,
         "command": "validate",
         "status": "ok",

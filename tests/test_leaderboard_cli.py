@@ -71,14 +71,15 @@ def test_score_json_second_run_is_cached(demo: Path) -> None:
     assert result.exit_code == 0
     data = json.loads(result.stdout)
     assert (data["command"], data["status"]) == ("leaderboard score", "ok")
-    assert (data["total"], data["scored"], data["cached"], data["rejected"]) == (12, 0, 12, 2)
+    assert (data["total"], data["scored"], data["cached"], data["rejected"]) == (12, 0, 10, 2)
+    assert data["audience"] == "organiser"
     assert all(s["cached"] for s in data["submissions"])
     assert [f["path"] for f in data["failures"]] == [
         "submissions/delta/partial.csv",
         "submissions/echo/semicolons.csv",
     ]
     assert data["failures"][0]["error"]["problems"][0]["code"] == "missing_user"
-    for submission in data["submissions"]:  # a run's output is safe to publish: public only
+    for submission in data["submissions"]:  # never a private score, even for the organiser
         assert set(submission) == {"team", "path", "status", "cached", "public"}
 
 
@@ -194,7 +195,7 @@ def test_show_every_format(demo: Path, fmt: str) -> None:
     if fmt == "json":
         assert set(json.loads(out)) >= {"public", "private", "unranked", "confidence"}
     elif fmt == "csv":
-        assert out.splitlines()[0].startswith("board,rank,team,score,low,high")
+        assert out.splitlines()[0].startswith('"board","rank","team","score","low","high"')
         assert len(out.splitlines()) == 1 + 6 + 6
     elif fmt == "md":
         assert "### Private leaderboard — NDCG@20 on 200 private users" in out
