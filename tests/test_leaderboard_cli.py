@@ -221,3 +221,62 @@ def test_demo_refuses_a_folder_in_use(demo: Path) -> None:
     result = cli("demo", demo)
     assert result.exit_code == 2
     assert "is not empty" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "start"),
+    [
+        ("board.html", "<!DOCTYPE html>"),
+        ("board.HTM", "<!DOCTYPE html>"),
+        ("board.csv", '"board","rank"'),
+        ("board.json", "{"),
+        ("board.md", "### Public leaderboard"),
+        ("board.txt", "Public leaderboard"),
+    ],
+)
+def test_output_takes_its_format_from_its_suffix(
+    demo: Path, tmp_path: Path, name: str, start: str
+) -> None:
+    result = cli("show", "--db", demo / "board.db", "--output", tmp_path / name)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / name).read_text().startswith(start)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--format", "md", "--output", "board.html"], "the name says html but the format is md"),
+        (["--json", "--output", "board.csv"], "the name says csv but the format is json"),
+        (["--output", "board.xlsx"], "cannot tell the format from the name"),
+    ],
+)
+def test_output_refuses_a_format_its_name_contradicts(
+    demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = cli("show", "--db", demo / "board.db", *args)
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]["message"] if "--json" in args else result.stderr
+    assert message in error
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_an_unknown_suffix_with_a_format_is_fine(demo: Path, tmp_path: Path) -> None:
+    result = cli(
+        "show", "--db", demo / "board.db", "--format", "csv", "--output", tmp_path / "b.out"
+    )
+    assert result.exit_code == 0
+    assert (tmp_path / "b.out").read_text().startswith('"board"')
+
+
+def test_title_names_the_page_and_the_post(demo: Path, tmp_path: Path) -> None:
+    page = tmp_path / "b.html"
+    title = "Lost items <2024> & co"
+    assert cli("show", "--db", demo / "board.db", "--title", title, "--output", page).exit_code == 0
+    html = page.read_text()
+    assert "<h1>Lost items &lt;2024&gt; &amp; co</h1>" in html
+    assert "page generated at" in html and 'id="legend"' in html
+    default = cli("show", "--db", demo / "board.db", "--format", "html").stdout
+    assert "<h1>Lost items leaderboard</h1>" in default  # the competition's name
+    post = cli("show", "--db", demo / "board.db", "--format", "md", "--title", title).stdout
+    assert post.startswith("## Lost items &lt;2024&gt; &amp; co\n")
