@@ -42,6 +42,7 @@ table { border-collapse: collapse; margin: .5rem 0 1rem; width: 100%; font-size:
 th, td { padding: .3rem .4rem; border-bottom: 1px solid #d0d7de; white-space: nowrap;
          vertical-align: top; }
 th { text-align: left; background: #f6f8fa; white-space: normal; }
+th.right { text-align: right; } th.center { text-align: center; }
 td.team { white-space: normal; overflow-wrap: anywhere; min-width: 7rem; }
 @media (max-width: 1200px) { td.wraps { white-space: normal; } }
 td.right { text-align: right; font-variant-numeric: tabular-nums; }
@@ -117,7 +118,7 @@ def page(boards: Boards, heading: str, now: datetime | None = None) -> str:
 def _section(board: Board) -> str:
     cols = columns(board)
     lo, hi = _scale(board)
-    head = "".join(f"<th>{escape(h)}</th>" for h, _ in cols)
+    head = "".join(f'<th class="{justify}">{escape(h)}</th>' for h, justify in cols)
     axis = (
         f"<span>{lo:.{INTERVAL_DECIMALS}f}</span><span>{hi:.{INTERVAL_DECIMALS}f}</span>"
         if board.rows
