@@ -174,11 +174,11 @@ def test_submission(case: dict[str, Any]) -> None:
 
     if case["exit"] == 0:
         scored = runs["score --json"].data()
-        assert scored["status"] == "scored"
+        assert scored["status"] == "ok"
         for split, value in case["scores"].items():
             assert scored[split] == pytest.approx(value, abs=1e-12), split
         for name in ("validate --targets --json", "validate --solution --json"):
-            assert runs[name].data()["status"] == "valid"
+            assert runs[name].data()["status"] == "ok"
         assert runs["validate --targets"].stdout == runs["validate --solution"].stdout
         return
 
@@ -186,9 +186,9 @@ def test_submission(case: dict[str, Any]) -> None:
     for name, result in runs.items():
         if name.endswith("--json"):
             data = result.data()
-            assert data["status"] == "error"
-            assert data["error"] == "submission_rejected", name
-            reports[name] = data["report"]
+            assert data["status"] == "rejected"
+            assert data["error"]["code"] == "submission_rejected", name
+            reports[name] = data["error"]
         else:
             assert result.stdout == "", name
             assert result.stderr.startswith(f"Error: submission rejected: {path.name}: "), name
@@ -217,9 +217,9 @@ def test_host_file(case: dict[str, Any]) -> None:
         assert result.exit_code == 2, (name, result.text)
         if name.endswith("--json"):
             data = result.data()
-            assert data["error"] == "host_error"
-            assert data["role"] == role
-            check_report(data["report"], case)
+            assert (data["status"], data["error"]["code"]) == ("error", "organiser_file_broken")
+            assert data["error"]["role"] == role
+            check_report(data["error"], case)
         else:
             assert f"the {role} file is broken (an organiser's problem, not the participant's)" in (
                 result.stderr
@@ -270,7 +270,7 @@ def all_messages() -> set[str]:
         runs = submission_runs(case) if case["role"] == "submission" else host_runs(case)
         for name, result in runs.items():
             if name.endswith("--json"):
-                for problem in result.data()["report"]["problems"]:
+                for problem in result.data()["error"]["problems"]:
                     found.update(example["message"] for example in problem["examples"])
     return found
 

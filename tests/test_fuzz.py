@@ -122,12 +122,12 @@ def outcome(*args: str) -> tuple[int, list[str]]:
     assert result.exit_code in (0, 1), f"exit {result.exit_code}: {result.output}"
     data = json.loads(result.stdout)
     if result.exit_code == 0:
-        assert data["status"] in ("scored", "valid")
-        if data["status"] == "scored":
+        assert data["status"] == "ok"
+        if data["command"] == "score":
             assert 0.0 <= data["overall"] <= 1.0
         return 0, []
-    assert data["error"] == "submission_rejected", data
-    report = data["report"]
+    assert data["error"]["code"] == "submission_rejected", data
+    report = data["error"]
     assert report["problems"], "a rejection names at least one problem"
     assert report["total"] == sum(p["count"] for p in report["problems"]) > 0
     for found in report["problems"]:
@@ -264,4 +264,4 @@ def test_an_open_quote_takes_the_careful_reader_without_a_panic(
     )
     assert done.returncode == 1, done.stderr
     assert "panicked" not in done.stderr and "Traceback" not in done.stderr
-    assert json.loads(done.stdout)["error"] == "submission_rejected"
+    assert json.loads(done.stdout)["error"]["code"] == "submission_rejected"

@@ -40,8 +40,8 @@ def rejected(*args: str) -> dict[str, Any]:
     result = runner.invoke(app, [*args, "--json"])
     assert result.exit_code == 1, result.output
     data: dict[str, Any] = json.loads(result.stdout)
-    assert data["error"] == "submission_rejected"
-    report: dict[str, Any] = data["report"]
+    assert data["error"]["code"] == "submission_rejected"
+    report: dict[str, Any] = data["error"]
     return report
 
 
