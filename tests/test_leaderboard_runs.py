@@ -11,6 +11,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from jsonschema import Draft202012Validator, ValidationError
 from typer.testing import CliRunner
 
 import scorer
@@ -22,6 +23,7 @@ from scorer.leaderboard.boards import Phase, load
 from scorer.leaderboard.demo import make_demo
 from scorer.leaderboard.manifest import ManifestError, read_log
 from scorer.leaderboard.render import render
+from scorer.schemas import schema
 
 runner = CliRunner()
 FILES = 12
@@ -234,3 +236,24 @@ def test_the_public_summary_names_no_file_and_no_report(copy: Path) -> None:
         assert teams[team]["best_public"] == score
     assert (teams["delta"]["entries"], teams["delta"]["best_public"]) == (0, None)
     assert "private" not in json.dumps(data)
+
+
+def test_every_new_json_output_keeps_the_contract(copy: Path) -> None:
+    """The public summary, a stopped run and stale boards validate against the shipped
+    schemas, and the public phase's rows name no file."""
+    score, show = (
+        Draft202012Validator(schema(c)) for c in ("leaderboard score", "leaderboard show")
+    )
+    for more in (["--public", "--json"], ["--json"]):
+        score.validate(json.loads(cli(copy, *more).stdout))
+    stopped = json.loads(cli(copy, "--json", solution=wrong_solution(copy)).stdout)
+    score.validate(stopped)
+    organiser = json.loads(cli(copy, "--json").stdout)
+    with pytest.raises(ValidationError):  # an organiser's record cannot pass as public
+        score.validate({**organiser, "audience": "public"})
+    public = json.loads(render(load(copy / "board.db"), "json"))
+    show.validate(public)
+    with pytest.raises(ValidationError):  # a public board that named a file breaks the contract
+        rows = [{**row, "submission": "x.csv"} for row in public["public"]["rows"]]
+        show.validate({**public, "public": {**public["public"], "rows": rows}})
+    show.validate(json.loads(render(load(copy / "board.db", Phase.FINAL), "json")))
