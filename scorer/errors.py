@@ -55,6 +55,10 @@ class Code(StrEnum):
     DUPLICATE_SUBMISSION = "duplicate_submission"
     TOO_MANY_SELECTED = "too_many_selected"
     UNKNOWN_SELECTION = "unknown_selection"
+    SUBMISSION_NOT_FOUND = "submission_not_found"
+    TEAM_NAME_CHARACTER = "team_name_character"
+    TEAM_NAME_TOO_LONG = "team_name_too_long"
+    TEAM_NAME_CLASH = "team_name_clash"
 
 
 #: Codes that make the rest of a file unreadable; a report holding one holds nothing else.
@@ -244,6 +248,7 @@ class Failure(StrEnum):
     OUT_OF_MEMORY = "out_of_memory"  # its worker went over the memory budget
     TIMED_OUT = "timed_out"  # its worker went over the time limit
     WORKER_DIED = "worker_died"  # its worker ended without a verdict (a signal, an abort)
+    SOLUTION_MISMATCH = "solution_mismatch"  # exit 2: a leaderboard run stopped (wrong solution?)
 
 
 def error_object(

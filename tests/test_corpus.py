@@ -217,7 +217,7 @@ def test_host_file(case: dict[str, Any]) -> None:
         assert result.exit_code == 2, (name, result.text)
         if name.endswith("--json"):
             data = result.data()
-            assert data["error"]["code"] == "organiser_file_broken"
+            assert (data["status"], data["error"]["code"]) == ("error", "organiser_file_broken")
             assert data["error"]["role"] == role
             check_report(data["error"], case)
         else:

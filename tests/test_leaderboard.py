@@ -22,11 +22,15 @@ from scorer.leaderboard.boards import Phase, Pick, load
 from scorer.leaderboard.confidence import RESAMPLES
 from scorer.leaderboard.demo import make_demo
 from scorer.leaderboard.manifest import ManifestError, read_log
-from scorer.leaderboard.render import FORMATS, error_text, render
+from scorer.leaderboard.render import FORMATS, render
 from scorer.leaderboard.store import Status, Store
+from scorer.leaderboard.terminal import error_text
 
 FILES = 12
 REJECTED = {"submissions/delta/partial.csv", "submissions/echo/semicolons.csv"}
+SCORED = FILES - len(REJECTED)
+#: When a test's page says it was generated: the page is the same bytes for the same boards.
+NOW = datetime(2024, 6, 1, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +69,12 @@ def run(root: Path, **options: Any) -> batch.BatchResult:
 
 
 def stored(root: Path) -> dict[str, tuple[Any, ...]]:
+    """The verdicts the boards show, by path."""
     with sqlite3.connect(root / "board.db") as db:
-        rows = db.execute("SELECT path, status, scored_at, content_hash FROM submissions")
+        rows = db.execute(
+            "SELECT v.path, v.status, v.scored_at, v.content_hash "
+            "FROM board b JOIN verdicts v ON v.id = b.verdict"
+        )
         return {path: rest for path, *rest in rows}
 
 
@@ -84,9 +92,10 @@ def test_second_run_reuses_every_verdict(copy: Path, monkeypatch: pytest.MonkeyP
     assert result.counts == {
         "total": FILES,
         "scored": 0,
-        "cached": FILES,
+        "cached": SCORED,  # a reused rejection counts once, as rejected
         "rejected": len(REJECTED),
         "failed": 0,
+        "pending": 0,
         "removed": 0,
     }
     assert {o.path for o in result.failures} == REJECTED  # reported again, from the cache
@@ -97,7 +106,7 @@ def test_same_bytes_rewritten_stay_cached(copy: Path, monkeypatch: pytest.Monkey
     path = copy / "submissions/alpha/tuned.csv"
     path.write_bytes(path.read_bytes())  # a new modification time, the same content
     monkeypatch.setattr(batch, "score_submission", no_scoring)
-    assert run(copy).counts["cached"] == FILES
+    assert run(copy).counts["cached"] == SCORED
 
 
 def test_changed_file_is_the_only_one_rescored(copy: Path) -> None:
@@ -121,7 +130,7 @@ def test_a_rule_change_rescores_everything(
         options["no_lost"] = "exclude"
     result = run(copy, **options)
     assert result.counts["cached"] == 0
-    assert result.counts["scored"] == FILES - len(REJECTED)
+    assert result.counts["scored"] == SCORED
     assert result.counts["rejected"] == len(REJECTED)
 
 
@@ -178,19 +187,20 @@ def test_an_interrupted_run_keeps_the_database_consistent(
     monkeypatch.setattr(batch, "score_submission", interrupted)
     with pytest.raises(KeyboardInterrupt):
         run(root)
-    statuses = [status for status, *_ in stored(root).values()]
-    assert statuses.count("scored") == 2
-    assert statuses.count("pending") == FILES - 2
+    assert stored(root) == {}  # the boards change only when a run finishes
     with sqlite3.connect(root / "board.db") as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert db.execute("SELECT count(*) FROM verdicts").fetchone() == (2,)  # kept, cached
         assert db.execute("SELECT count(*) FROM per_user").fetchone() == (2 * 2,)  # 2 splits
         assert db.execute("SELECT count(*) FROM runs WHERE finished_at IS NULL").fetchone() == (1,)
     boards = load(root / "board.db")
-    assert boards.pending == FILES - 2
-    assert len(boards.public.rows) == 2
+    assert boards.public.rows == ()
+    assert boards.stale is not None
+    assert (boards.stale.judged, boards.stale.total) == (2, FILES)
     monkeypatch.setattr(batch, "score_submission", real)
     result = run(root)
-    assert (result.counts["cached"], result.counts["scored"]) == (2, FILES - 2 - len(REJECTED))
+    assert (result.counts["cached"], result.counts["scored"]) == (2, SCORED - 2)
+    assert load(root / "board.db").stale is None
 
 
 def test_two_runs_at_once_leave_one_consistent_database(world: Path, tmp_path: Path) -> None:
@@ -213,11 +223,11 @@ def test_two_runs_at_once_leave_one_consistent_database(world: Path, tmp_path: P
     assert errors == []
     assert [r.counts["total"] for r in results] == [FILES, FILES]
     statuses = sorted(status for status, *_ in stored(root).values())
-    assert statuses == sorted(["scored"] * (FILES - len(REJECTED)) + ["rejected"] * 2)
+    assert statuses == sorted(["scored"] * SCORED + ["rejected"] * 2)
     with sqlite3.connect(root / "board.db") as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        joined = "SELECT count(*) FROM submissions s JOIN per_user p ON p.submission_id = s.id"
-        assert db.execute(joined).fetchone() == (2 * (FILES - len(REJECTED)),)
+        joined = "SELECT count(*) FROM board b JOIN per_user p ON p.verdict = b.verdict"
+        assert db.execute(joined).fetchone() == (2 * SCORED,)
 
 
 def test_a_solution_without_split_is_refused(copy: Path) -> None:
@@ -362,12 +372,11 @@ def _blur_private(db: Path) -> None:
         arrays = store.per_user((r.id for r in store.records()), Split.PRIVATE)
         with store.transaction():
             store.db.execute(
-                "UPDATE submissions SET private = private / 2, overall = overall / 3, "
-                "metrics = NULL"
+                "UPDATE verdicts SET private = private / 2, overall = overall / 3, metrics = NULL"
             )
             for ident, values in arrays.items():
                 store.db.execute(
-                    "UPDATE per_user SET ndcg = ? WHERE submission_id = ? AND split = 'private'",
+                    "UPDATE per_user SET ndcg = ? WHERE verdict = ? AND split = 'private'",
                     (values[::-1].astype("<f8").tobytes(), ident),
                 )
 
@@ -375,7 +384,7 @@ def _blur_private(db: Path) -> None:
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_public_phase_shows_no_private_figure(copy: Path, world: Path, fmt: str) -> None:
     db = copy / "board.db"
-    public = render(load(world / "board.db", Phase.PUBLIC), fmt)
+    public = render(load(world / "board.db", Phase.PUBLIC), fmt, now=NOW)
     final = load(world / "board.db", Phase.FINAL)
     assert final.private is not None
     # Not one private value, in any rounding the outputs use.
@@ -386,8 +395,8 @@ def test_public_phase_shows_no_private_figure(copy: Path, world: Path, fmt: str)
             assert text not in public
     # Non-interference: change every private figure; the public output does not move a byte.
     _blur_private(db)
-    assert render(load(db, Phase.PUBLIC), fmt) == public
-    assert render(load(db, Phase.FINAL), fmt) != render(final, fmt)
+    assert render(load(db, Phase.PUBLIC), fmt, now=NOW) == public
+    assert render(load(db, Phase.FINAL), fmt, now=NOW) != render(final, fmt, now=NOW)
 
 
 def test_public_phase_json_and_csv_have_no_private_fields(world: Path) -> None:
@@ -395,9 +404,11 @@ def test_public_phase_json_and_csv_have_no_private_fields(world: Path) -> None:
     assert data["phase"] == "public"
     assert "private" not in data
     assert not {"public_rank", "shake", "pick"} & set(data["public"]["rows"][0])
+    assert "submission" not in data["public"]["rows"][0]  # a public output names no file
     header = render(load(world / "board.db"), "csv").splitlines()[0]
-    assert (
-        header == "board,rank,team,score,low,high,p_next,tie_next,submission,submitted_at,entries"
+    assert header == (
+        '"board","rank","team","score","low","high","p_next","tie_next","submitted_at",'
+        '"entries","neutralised"'
     )
     final = json.loads(render(load(world / "board.db", Phase.FINAL), "json"))
     assert final["private"]["rows"][0]["team"] == "echo"
@@ -414,9 +425,9 @@ def test_html_page_is_self_contained_and_shows_both_boards(world: Path) -> None:
         row.tie_next for board in (boards.public, boards.private) for row in board.rows
     )
     for row in boards.private.rows:
-        assert f'<td class="left">{row.team}</td>' in html
+        assert f'<td class="team"><bdi>{row.team}</bdi></td>' in html
         assert f"{row.score:.6f}" in html
-    assert "Not ranked: delta (1 rejected)." in html
+    assert "Not ranked: <bdi>delta</bdi> (1 rejected)." in html
     for external in ("http:", "https:", "<script", "<link", "<img", "url(", "@import"):
         assert external not in html
     public_page = render(load(world / "board.db"), "html")
@@ -436,7 +447,7 @@ def test_team_names_are_escaped_in_every_format(tmp_path: Path, world: Path) -> 
     assert boards.public.rows[0].team == hostile
     assert hostile not in render(boards, "html")
     assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;|x" in render(boards, "html")
-    assert '&lt;img src=x onerror="alert(1)"&gt;\\|x' in render(boards, "md")
+    assert '&lt;img src=x onerror="alert\\(1\\)"&gt;\\|x' in render(boards, "md")
     assert json.loads(render(boards, "json"))["public"]["rows"][0]["team"] == hostile
 
 
@@ -444,7 +455,8 @@ def test_team_names_are_escaped_in_every_format(tmp_path: Path, world: Path) -> 
 
 
 def broken_manifest(folder: Path) -> Path:
-    """A manifest with one problem of each row code (task.md's catalogue quotes its messages)."""
+    """A manifest with one problem of each row code (task.md's catalogue quotes its messages);
+    the files it names exist, but for c2.csv."""
     path = folder / "m.csv"
     path.write_text(
         "team,path,submitted_at,selected\n"
@@ -457,7 +469,14 @@ def broken_manifest(folder: Path) -> Path:
         "b,b2.csv,2024-05-02,\n"
         ",b3.csv,2024-05-01,\n"
         "c,c1.csv\n"
+        "c,c2.csv,2024-05-01,\n"
+        '"d\u200b",d1.csv,2024-05-01,\n'
+        f"{'d' * 70},d2.csv,2024-05-01,\n"
+        "B,b4.csv,2024-05-03,\n",
+        encoding="utf-8",
     )
+    for name in ("a1", "a2", "a3", "a4", "b1", "b2", "b3", "b4", "c1", "d1", "d2"):
+        (folder / f"{name}.csv").write_text("x\n")
     return path
 
 
@@ -481,6 +500,10 @@ def test_manifest_problems_are_all_reported_at_once(tmp_path: Path) -> None:
         "invalid_flag": 1,
         "invalid_time": 1,
         "too_many_selected": 1,
+        "submission_not_found": 1,
+        "team_name_character": 1,
+        "team_name_too_long": 1,
+        "team_name_clash": 1,
     }
     assert caught.value.exit_code == 2
     assert isinstance(caught.value, HostError) and caught.value.role == "manifest"
@@ -491,6 +514,8 @@ def test_manifest_report_counts_every_problem_and_shows_the_first_few(tmp_path: 
     bad = MAX_EXAMPLES + 2
     rows = "".join(f"t,s{i}.csv,soon\n" for i in range(bad))
     (tmp_path / "m.csv").write_text(f"team,path,submitted_at\n{rows}")
+    for i in range(bad):
+        (tmp_path / f"s{i}.csv").write_text("x\n")
     with pytest.raises(ManifestError) as caught:
         read_log(tmp_path / "m.csv")
     (found,) = caught.value.report.problems
@@ -509,16 +534,21 @@ def test_manifest_header_is_checked(tmp_path: Path) -> None:
 
 
 def test_manifest_times_without_zone_are_utc_and_paths_are_relative(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "s.csv").write_text("x\n")
+    absolute = tmp_path / "elsewhere" / "t.csv"
+    absolute.parent.mkdir()
+    absolute.write_text("x\n")
     (tmp_path / "m.csv").write_text(
         "team,path,submitted_at\n"
         "z,./sub/../s.csv,2024-05-01 10:00\n"
-        "z,/abs/t.csv,2024-05-01T12:00+02:00\n"
+        f"z,{absolute},2024-05-01T12:00+02:00\n"
     )
     first, second = read_log(tmp_path / "m.csv")
     assert first.submitted_at == datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
     assert second.submitted_at == datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
     assert (first.key, first.path) == ("s.csv", tmp_path / "sub/../s.csv")
-    assert second.path == Path("/abs/t.csv")
+    assert second.path == absolute
 
 
 def test_folder_layout_one_sub_folder_per_team(world: Path, tmp_path: Path) -> None:
@@ -578,7 +608,7 @@ def test_a_foreign_or_newer_database_is_refused_not_changed(copy: Path, tmp_path
     assert tables == [("notes",)]
     with sqlite3.connect(copy / "board.db") as db:
         db.execute("UPDATE meta SET value = '99' WHERE key = 'schema'")
-    with pytest.raises(UsageError, match="database schema 99, this scorer reads schema 1"):
+    with pytest.raises(UsageError, match="database schema 99, this scorer reads schema 2"):
         load(copy / "board.db")
     with pytest.raises(UsageError, match="no such database"):
         load(tmp_path / "missing.db")

@@ -71,14 +71,15 @@ def test_score_json_second_run_is_cached(demo: Path) -> None:
     assert result.exit_code == 0
     data = json.loads(result.stdout)
     assert (data["command"], data["status"]) == ("leaderboard score", "ok")
-    assert (data["total"], data["scored"], data["cached"], data["rejected"]) == (12, 0, 12, 2)
+    assert (data["total"], data["scored"], data["cached"], data["rejected"]) == (12, 0, 10, 2)
+    assert data["audience"] == "organiser"
     assert all(s["cached"] for s in data["submissions"])
     assert [f["path"] for f in data["failures"]] == [
         "submissions/delta/partial.csv",
         "submissions/echo/semicolons.csv",
     ]
     assert data["failures"][0]["error"]["problems"][0]["code"] == "missing_user"
-    for submission in data["submissions"]:  # a run's output is safe to publish: public only
+    for submission in data["submissions"]:  # never a private score, even for the organiser
         assert set(submission) == {"team", "path", "status", "cached", "public"}
 
 
@@ -194,7 +195,7 @@ def test_show_every_format(demo: Path, fmt: str) -> None:
     if fmt == "json":
         assert set(json.loads(out)) >= {"public", "private", "unranked", "confidence"}
     elif fmt == "csv":
-        assert out.splitlines()[0].startswith("board,rank,team,score,low,high")
+        assert out.splitlines()[0].startswith('"board","rank","team","score","low","high"')
         assert len(out.splitlines()) == 1 + 6 + 6
     elif fmt == "md":
         assert "### Private leaderboard — NDCG@20 on 200 private users" in out
@@ -220,3 +221,62 @@ def test_demo_refuses_a_folder_in_use(demo: Path) -> None:
     result = cli("demo", demo)
     assert result.exit_code == 2
     assert "is not empty" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "start"),
+    [
+        ("board.html", "<!DOCTYPE html>"),
+        ("board.HTM", "<!DOCTYPE html>"),
+        ("board.csv", '"board","rank"'),
+        ("board.json", "{"),
+        ("board.md", "### Public leaderboard"),
+        ("board.txt", "Public leaderboard"),
+    ],
+)
+def test_output_takes_its_format_from_its_suffix(
+    demo: Path, tmp_path: Path, name: str, start: str
+) -> None:
+    result = cli("show", "--db", demo / "board.db", "--output", tmp_path / name)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / name).read_text().startswith(start)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--format", "md", "--output", "board.html"], "the name says html but the format is md"),
+        (["--json", "--output", "board.csv"], "the name says csv but the format is json"),
+        (["--output", "board.xlsx"], "cannot tell the format from the name"),
+    ],
+)
+def test_output_refuses_a_format_its_name_contradicts(
+    demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = cli("show", "--db", demo / "board.db", *args)
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]["message"] if "--json" in args else result.stderr
+    assert message in error
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_an_unknown_suffix_with_a_format_is_fine(demo: Path, tmp_path: Path) -> None:
+    result = cli(
+        "show", "--db", demo / "board.db", "--format", "csv", "--output", tmp_path / "b.out"
+    )
+    assert result.exit_code == 0
+    assert (tmp_path / "b.out").read_text().startswith('"board"')
+
+
+def test_title_names_the_page_and_the_post(demo: Path, tmp_path: Path) -> None:
+    page = tmp_path / "b.html"
+    title = "Lost items <2024> & co"
+    assert cli("show", "--db", demo / "board.db", "--title", title, "--output", page).exit_code == 0
+    html = page.read_text()
+    assert "<h1>Lost items &lt;2024&gt; &amp; co</h1>" in html
+    assert "page generated at" in html and 'id="legend"' in html
+    default = cli("show", "--db", demo / "board.db", "--format", "html").stdout
+    assert "<h1>Lost items leaderboard</h1>" in default  # the competition's name
+    post = cli("show", "--db", demo / "board.db", "--format", "md", "--title", title).stdout
+    assert post.startswith("## Lost items &lt;2024&gt; &amp; co\n")

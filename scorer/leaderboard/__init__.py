@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scorer.leaderboard.batch import BatchResult, Outcome, score_log
+from scorer.leaderboard.batch import BatchResult, Outcome, SolutionMismatch, score_log
 from scorer.leaderboard.boards import Board, Boards, Phase, Row, load
 from scorer.leaderboard.manifest import ManifestError, Submission, read_log
 from scorer.leaderboard.render import Format, render
@@ -16,6 +16,7 @@ __all__ = [
     "Outcome",
     "Phase",
     "Row",
+    "SolutionMismatch",
     "Submission",
     "load",
     "read_log",

@@ -18,7 +18,15 @@ from scorer import __version__
 from scorer.api import score as score_submission
 from scorer.competition import LOST_ITEMS, Competition, Split, Stage
 from scorer.contract import Solution, read_solution
-from scorer.errors import Failure, SubmissionError, UsageError, error_object
+from scorer.errors import (
+    Code,
+    Failure,
+    ScorerError,
+    SubmissionError,
+    UsageError,
+    error_object,
+)
+from scorer.leaderboard import runs
 from scorer.leaderboard.manifest import Submission, read_log
 from scorer.leaderboard.store import SPLITS, STAGE_CODES, Fingerprint, Status, Store
 from scorer.read import DEFAULT_LIMITS, Limits
@@ -26,6 +34,11 @@ from scorer.scoring import NoLost
 
 #: Called once before the first submission (done = 0, outcome None), then after each one.
 Progress = Callable[[int, int, "Outcome | None"], None]
+
+
+#: The rejection codes a wrong solution gives nearly every submission: its users are not
+#: theirs (another competition's, round's or split's solution).
+WRONG_SOLUTION_CODES = frozenset({Code.MISSING_USER, Code.UNKNOWN_USER})
 
 
 @dataclass(frozen=True)
@@ -40,7 +53,6 @@ class Outcome:
     error: dict[str, Any] | None
 
     def to_dict(self) -> dict[str, Any]:
-        # The public score only: a run's output is safe to publish during the competition.
         return {
             "team": self.team,
             "path": self.path,
@@ -49,23 +61,49 @@ class Outcome:
             "public": self.public,
         }
 
+    @property
+    def wrong_users(self) -> bool:
+        """Rejected for users the solution does not have, or lacks (`WRONG_SOLUTION_CODES`)."""
+        if self.status != Status.REJECTED or not self.error:
+            return False
+        report = self.error.get("report", self.error)  # nested before schema version 1
+        return any(p.get("code") in WRONG_SOLUTION_CODES for p in report.get("problems", []))
+
+
+@dataclass(frozen=True)
+class Tally:
+    """One team in a run's public summary: its scored submissions and best public score."""
+
+    team: str
+    entries: int
+    best_public: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"team": self.team, "entries": self.entries, "best_public": self.best_public}
+
 
 @dataclass(frozen=True)
 class BatchResult:
-    """Every submission's outcome, in log order, and the submissions the log no longer lists."""
+    """Every judged submission's outcome, in log order; `total`: the log's submissions (the
+    ones not judged are pending); `removed`: the previous boards' submissions the log no
+    longer lists."""
 
     outcomes: tuple[Outcome, ...]
     removed: int
+    total: int
 
     @property
     def counts(self) -> dict[str, int]:
+        """scored + cached + rejected + failed + pending = total: a reused verdict counts as
+        cached when it is a score, as rejected when it is a rejection."""
         statuses = [o.status for o in self.outcomes]
         return {
-            "total": len(self.outcomes),
+            "total": self.total,
             "scored": sum(1 for o in self.outcomes if o.status == Status.SCORED and not o.cached),
-            "cached": sum(1 for o in self.outcomes if o.cached),
+            "cached": sum(1 for o in self.outcomes if o.status == Status.SCORED and o.cached),
             "rejected": statuses.count(Status.REJECTED),
             "failed": statuses.count(Status.FAILED),
+            "pending": self.total - len(self.outcomes),
             "removed": self.removed,
         }
 
@@ -73,12 +111,44 @@ class BatchResult:
     def failures(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.status in (Status.REJECTED, Status.FAILED)]
 
+    def teams(self) -> list[Tally]:
+        """Each team of the log, by name: how many of its submissions are scored, and its
+        best public score."""
+        scores: dict[str, list[float]] = {}
+        for outcome in self.outcomes:
+            found = scores.setdefault(outcome.team, [])
+            if outcome.status == Status.SCORED and outcome.public is not None:
+                found.append(outcome.public)
+        return [
+            Tally(team, len(values), max(values) if values else None)
+            for team, values in sorted(scores.items(), key=lambda kv: (kv[0].casefold(), kv[0]))
+        ]
+
     def to_dict(self) -> dict[str, Any]:
+        """The organiser's record of the run: every submission, every report."""
         return {
+            "audience": "organiser",
             **self.counts,
             "submissions": [o.to_dict() for o in self.outcomes],
             "failures": [{**o.to_dict(), "error": o.error} for o in self.failures],
         }
+
+    def public_dict(self) -> dict[str, Any]:
+        """What may be published during the competition: the counts, and each team's
+        entries and best public score; no file, no report, no other score."""
+        return {
+            "audience": "public",
+            **self.counts,
+            "teams": [tally.to_dict() for tally in self.teams()],
+        }
+
+
+class SolutionMismatch(ScorerError):
+    """A run stopped because most submissions miss the solution's users: the organiser's
+    solution is likely the wrong file (exit 2); nothing of the run is kept."""
+
+    exit_code = 2
+    failure = Failure.SOLUTION_MISMATCH
 
 
 def config_of(no_lost: NoLost, limits: Limits, competition: Competition = LOST_ITEMS) -> str:
@@ -115,6 +185,7 @@ def score_log(
     no_lost: NoLost | str = NoLost.ZERO,
     limits: Limits = DEFAULT_LIMITS,
     progress: Progress | None = None,
+    force: bool = False,
 ) -> BatchResult:
     """Read a log (manifest CSV or folder), then score it into the database at `db`."""
     entries = read_log(log)
@@ -127,6 +198,7 @@ def score_log(
             no_lost=no_lost,
             limits=limits,
             progress=progress,
+            force=force,
         )
 
 
@@ -139,28 +211,54 @@ def score_entries(
     no_lost: NoLost | str = NoLost.ZERO,
     limits: Limits = DEFAULT_LIMITS,
     progress: Progress | None = None,
+    force: bool = False,
 ) -> BatchResult:
     """Score each submission whose content, solution, scorer version or options changed since
     its stored verdict; reuse the rest. One broken file never stops the batch: it is recorded
     as rejected (the participant's problem) or failed (a scorer bug) and the batch goes on.
-    A broken solution stops it before any submission is touched (`HostError`)."""
+    A broken solution stops it before any submission is touched (`HostError`).
+
+    The boards change only when the run finishes. Under a solution, scorer version or options
+    that no run has finished with yet, the run stops (`SolutionMismatch`, nothing kept) as
+    soon as more than half of the log is rejected for missing or unknown users, unless
+    `force`."""
     policy = NoLost.of(no_lost)
     truth = _Truth(solution, competition, limits, store)
     fingerprint = Fingerprint(truth.digest, __version__, config_of(policy, limits, competition))
-    if not store.has_solution(truth.digest):
+    if not runs.has_solution(store, truth.digest):
         truth.load()  # a new solution: check it before anything is recorded under its hash
-    run, removed = store.sync(entries, fingerprint)
+    watch = not force and not runs.is_published(store, fingerprint)
+    run = runs.start(store, fingerprint, len(entries))
     outcomes: list[Outcome] = []
+    verdicts: list[int] = []
+    wrong = 0
     if progress is not None:
         progress(0, len(entries), None)
     for entry in entries:
-        outcome = _one(entry, store, truth, fingerprint, policy, limits)
+        outcome, verdict = _one(entry, store, truth, fingerprint, run, policy, limits)
         outcomes.append(outcome)
+        verdicts.append(verdict)
+        wrong += outcome.wrong_users
+        if watch and wrong * 2 > len(entries):
+            runs.stop(store, run)
+            raise SolutionMismatch(_mismatch(wrong, len(outcomes), len(entries), truth))
         if progress is not None:
             progress(len(outcomes), len(entries), outcome)
-    result = BatchResult(outcomes=tuple(outcomes), removed=removed)
-    store.finish_run(run, result.counts)
-    return result
+    result = BatchResult(outcomes=tuple(outcomes), removed=0, total=len(entries))
+    removed = runs.finish(store, run, list(zip(entries, verdicts, strict=True)), result.counts)
+    return dataclasses.replace(result, removed=removed)
+
+
+def _mismatch(wrong: int, judged: int, total: int, truth: _Truth) -> str:
+    _, ids, _ = truth.load()
+    codes = ", ".join(sorted(WRONG_SOLUTION_CODES))
+    return (
+        f"stopped after {judged} of {total} submissions: {wrong} were rejected for missing or "
+        f"unknown users ({codes}), more than half of the log. The solution "
+        f"{truth.path.name} ({ids.size:,} users) is likely not the one these submissions "
+        "answer (another competition's, round's or split's). Nothing was recorded and the "
+        "boards are unchanged: check --solution, or add --force to score anyway"
+    )
 
 
 class _Truth:
@@ -201,7 +299,7 @@ class _Truth:
                 .to_series()
                 .to_numpy()
             )
-            self.store.add_solution(self.digest, ids, stages)
+            runs.add_solution(self.store, self.digest, ids, stages)
             self._solution, self._ids, self._stages = solution, ids, stages
         return self._solution, self._ids, self._stages
 
@@ -211,19 +309,18 @@ def _one(
     store: Store,
     truth: _Truth,
     fingerprint: Fingerprint,
+    run: int,
     policy: NoLost,
     limits: Limits,
-) -> Outcome:
-    known = store.cached(entry.team, entry.key)
+) -> tuple[Outcome, int]:
+    """Judge one submission (from the cache when it can): its outcome and its verdict id."""
     digest = file_hash(entry.path, limits)
-    if (
-        digest is not None
-        and known.content_hash == digest
-        and known.fingerprint == fingerprint
-        and known.status in (Status.SCORED, Status.REJECTED)
-    ):
-        store.mark_checked(known.id)
-        return Outcome(entry.team, entry.key, known.status, True, known.public, known.error)
+    known = runs.cached(store, entry.team, entry.key, digest, fingerprint)
+    if known is not None:
+        runs.note_judged(store, run)
+        return Outcome(entry.team, entry.key, known.status, True, known.public, known.error), (
+            known.id
+        )
     solution, ids, stages = truth.load()
     started = time.perf_counter()
     scores: dict[str, Any] | None = None
@@ -243,17 +340,18 @@ def _one(
         values = aligned(result.per_user, ids, str(result.competition.metric))
         # A split's users are the solution's users of the stage of the same name.
         per_user = {split: values[stages == STAGE_CODES[Stage(split)]] for split in SPLITS}
-    store.save(
-        known.id,
+    ident = runs.save(
+        store,
+        run,
+        entry,
         status=status,
         content_hash=digest,
-        fingerprint=fingerprint,
         scores=scores,
         error=error,
         per_user=per_user,
         seconds=time.perf_counter() - started,
     )
-    return Outcome(entry.team, entry.key, status, False, public, error)
+    return Outcome(entry.team, entry.key, status, False, public, error), ident
 
 
 def aligned(per_user: pl.DataFrame, ids: np.ndarray, metric: str = "ndcg") -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -15,7 +16,7 @@ import numpy as np
 from scorer.competition import LOST_ITEMS, Split
 from scorer.leaderboard.confidence import ALPHA, LEVEL, RESAMPLES, SEED, analyse
 from scorer.leaderboard.manifest import MAX_SELECTED
-from scorer.leaderboard.store import Record, Status, Store
+from scorer.leaderboard.store import Record, Run, Status, Store
 
 #: The name of the gap test, as outputs state it.
 TEST = "paired sign-flip permutation test"
@@ -56,7 +57,8 @@ class Row:
     shake: int | None = None
     pick: Pick | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, paths: bool = True) -> dict[str, Any]:
+        """Without `paths` (a public output), the submission's path is left out."""
         data: dict[str, Any] = {
             "rank": self.rank,
             "team": self.team,
@@ -69,6 +71,8 @@ class Row:
             "submitted_at": iso(self.submitted_at),
             "entries": self.entries,
         }
+        if not paths:
+            del data["submission"]
         if self.public_rank is not None:
             data |= {"public_rank": self.public_rank, "shake": self.shake, "pick": str(self.pick)}
         return data
@@ -82,8 +86,8 @@ class Board:
     #: The metric the board ranks by, as reports name it (`ndcg@20`).
     metric: str = LOST_ITEMS.label(LOST_ITEMS.metric)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"users": self.users, "rows": [row.to_dict() for row in self.rows]}
+    def to_dict(self, *, paths: bool = True) -> dict[str, Any]:
+        return {"users": self.users, "rows": [row.to_dict(paths=paths) for row in self.rows]}
 
 
 @dataclass(frozen=True)
@@ -93,34 +97,54 @@ class Unranked:
     team: str
     rejected: int
     failed: int
-    pending: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"team": self.team, "rejected": self.rejected, "failed": self.failed}
+
+
+@dataclass(frozen=True)
+class Stale:
+    """The shown boards are not the latest word: a run started after the one they come from
+    has not finished (it is under way, or was interrupted). `reasons`: what it changes."""
+
+    reasons: tuple[str, ...]
+    started_at: datetime
+    judged: int
+    total: int
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "team": self.team,
-            "rejected": self.rejected,
-            "failed": self.failed,
-            "pending": self.pending,
+            "reasons": list(self.reasons),
+            "started_at": iso(self.started_at),
+            "judged": self.judged,
+            "total": self.total,
         }
 
 
 @dataclass(frozen=True)
 class Boards:
     """Everything a leaderboard page shows. In the public phase `private` is None and no
-    private figure was read to build the rest."""
+    private figure was read to build the rest. `as_of`: when the run they come from finished
+    (None before any run finished); `competition`: its name."""
 
     phase: Phase
     public: Board
     private: Board | None
     unranked: tuple[Unranked, ...]
-    pending: int
     resamples: int
     seed: int
+    competition: str = LOST_ITEMS.name
+    as_of: datetime | None = None
+    stale: Stale | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        paths = self.phase is Phase.FINAL  # a public output names no file
         data: dict[str, Any] = {
             "phase": str(self.phase),
+            "competition": self.competition,
             "metric": self.public.metric,
+            "as_of": iso(self.as_of) if self.as_of is not None else None,
+            "stale": self.stale.to_dict() if self.stale is not None else None,
             "confidence": {
                 "level": LEVEL,
                 "method": "bootstrap over users, percentile interval",
@@ -129,12 +153,11 @@ class Boards:
                 "test": TEST,
                 "alpha": ALPHA,
             },
-            "public": self.public.to_dict(),
+            "public": self.public.to_dict(paths=paths),
         }
         if self.private is not None:
-            data["private"] = self.private.to_dict()
+            data["private"] = self.private.to_dict(paths=paths)
         data["unranked"] = [team.to_dict() for team in self.unranked]
-        data["pending"] = self.pending
         return data
 
 
@@ -153,10 +176,9 @@ def load(
 
 
 def build(store: Store, phase: Phase, *, resamples: int = RESAMPLES, seed: int = SEED) -> Boards:
+    shown = store.published()
     records = store.records(private=phase is Phase.FINAL)
-    scored = [
-        r for r in records if r.current and r.status == Status.SCORED and r.public is not None
-    ]
+    scored = [r for r in records if r.status == Status.SCORED and r.public is not None]
     by_team: dict[str, list[Record]] = {}
     for record in scored:
         by_team.setdefault(record.team, []).append(record)
@@ -186,9 +208,11 @@ def build(store: Store, phase: Phase, *, resamples: int = RESAMPLES, seed: int =
         public=public,
         private=private,
         unranked=_unranked(records, set(by_team)),
-        pending=sum(1 for r in records if not r.current and r.status != Status.FAILED),
         resamples=resamples,
         seed=seed,
+        competition=store.competition().name,
+        as_of=shown.finished_at if shown is not None else None,
+        stale=_stale(shown, store.unfinished()),
     )
 
 
@@ -270,9 +294,32 @@ def _unranked(records: Sequence[Record], ranked: set[str]) -> tuple[Unranked, ..
     return tuple(
         Unranked(
             team=team,
-            rejected=sum(1 for r in rows if r.current and r.status == Status.REJECTED),
+            rejected=sum(1 for r in rows if r.status == Status.REJECTED),
             failed=sum(1 for r in rows if r.status == Status.FAILED),
-            pending=sum(1 for r in rows if not r.current and r.status != Status.FAILED),
         )
         for team, rows in sorted(teams.items())
     )
+
+
+def _stale(shown: Run | None, newer: Run | None) -> Stale | None:
+    """Why the shown boards are stale, if a run started after them has not finished."""
+    if newer is None:
+        return None
+    reasons: list[str] = []
+    if shown is None:
+        reasons.append("the first run")
+    else:
+        old, new = shown.fingerprint, newer.fingerprint
+        if new.solution_hash != old.solution_hash:
+            reasons.append("a new solution")
+        if new.scorer_version != old.scorer_version:
+            reasons.append(f"scorer {new.scorer_version} (was {old.scorer_version})")
+        if new.config != old.config:
+            before, after = json.loads(old.config), json.loads(new.config)
+            changed = sorted(
+                k for k in before.keys() | after.keys() if before.get(k) != after.get(k)
+            )
+            reasons.append(f"new options ({', '.join(changed)})")
+        if not reasons:
+            reasons.append("new or changed submissions")
+    return Stale(tuple(reasons), newer.started_at, newer.judged, newer.total)

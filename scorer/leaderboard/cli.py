@@ -25,8 +25,9 @@ from scorer.leaderboard.batch import Progress as OnProgress
 from scorer.leaderboard.boards import Phase, load
 from scorer.leaderboard.confidence import RESAMPLES, SEED
 from scorer.leaderboard.demo import DEMO_USERS, make_demo
-from scorer.leaderboard.render import Format, batch_text, render, renderables, table_text
+from scorer.leaderboard.render import Format, format_for, render
 from scorer.leaderboard.store import Status
+from scorer.leaderboard.terminal import batch_text, renderables, summary_text, table_text
 from scorer.scoring import NoLost
 from scorer.shell import (
     HOST,
@@ -74,12 +75,14 @@ def _progress(show: bool) -> Iterator[OnProgress | None]:
         transient=False,
     )
     task = bar.add_task("score", total=None, tally="")
-    # Counted as in `BatchResult.counts`: a reused verdict is "cached", whatever its status.
+    # Counted as in `BatchResult.counts`: a reused score is "cached", a reused rejection
+    # "rejected".
     tally: dict[str, int] = {Status.SCORED: 0, "cached": 0, Status.REJECTED: 0, Status.FAILED: 0}
 
     def update(done: int, total: int, outcome: Outcome | None) -> None:
         if outcome is not None:
-            tally["cached" if outcome.cached else outcome.status] += 1
+            reused = outcome.cached and outcome.status == Status.SCORED
+            tally["cached" if reused else outcome.status] += 1
         text = ", ".join(f"{n} {k}" for k, n in tally.items() if n)
         bar.update(task, completed=done, total=total, tally=text)
 
@@ -107,14 +110,36 @@ def score(
         bool, typer.Option("--strict", help="Exit 1 when any submission is rejected.")
     ] = False,
     competition: CompetitionFile = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Score even when most submissions miss the solution's users (a new "
+            "solution that is right after all).",
+        ),
+    ] = False,
+    public: Annotated[
+        bool,
+        typer.Option(
+            "--public",
+            help="Print the summary that may be published: counts, and each team's entries "
+            "and best public score (no file, no report).",
+        ),
+    ] = False,
 ) -> None:
     """Score every new or changed submission of the log into the database; the rest is
     reused from it. A broken file never stops the batch: every rejected or failed submission
-    is listed at the end.
+    is listed at the end (the organiser's output; --public for one to publish). The boards
+    change when the run finishes.
+
+    Under a new solution, scorer version or options, the run stops, keeping nothing, once
+    more than half of the log is rejected for missing or unknown users (a wrong --solution),
+    unless --force.
 
     Exit 0: the batch ran to the end (rejections are recorded, listed and normal). 1: with
     --strict, some submission is rejected. 2: a usage error, a broken manifest or solution,
-    or a submission that failed on a scorer bug. 130: interrupted (finished work is kept).
+    a run stopped for a likely wrong solution, or a submission that failed on a scorer bug.
+    130: interrupted (finished work is kept; the boards are unchanged).
     """
     show_bar = not as_json and sys.stdout.isatty()
 
@@ -127,6 +152,7 @@ def score(
                 competition=competition_of(competition),
                 no_lost=no_lost,
                 progress=progress,
+                force=force,
             )
 
     result = _guard("leaderboard score", as_json, run)
@@ -138,13 +164,14 @@ def score(
     else:
         code = OK
     if not as_json:
-        typer.echo(batch_text(result, log.name))
-    elif code == OK:
-        emit("leaderboard score", result.to_dict())
+        typer.echo(summary_text(result, log.name) if public else batch_text(result, log.name))
     else:
-        message = f"{counts[what]} of {counts['total']} submissions {what}"
-        error = error_object(failure, message)
-        emit("leaderboard score", {**result.to_dict(), "error": error}, code)
+        done = result.public_dict() if public else result.to_dict()
+        if code == OK:
+            emit("leaderboard score", done)
+        else:
+            message = f"{counts[what]} of {counts['total']} submissions {what}"
+            emit("leaderboard score", {**done, "error": error_object(failure, message)}, code)
     if code != OK:
         raise typer.Exit(code)
 
@@ -158,11 +185,26 @@ def show(
             help="public: no private figure at all (during the competition); final: both boards."
         ),
     ] = Phase.PUBLIC,
-    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.TABLE,
+    fmt: Annotated[
+        Format | None,
+        typer.Option(
+            "--format", help="Output format; default: the --output file's suffix, or table."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
     output: Annotated[
         Path | None,
-        typer.Option(metavar="FILE", help="Write to this file (atomically) instead of stdout."),
+        typer.Option(
+            metavar="FILE",
+            help="Write to this file (atomically) instead of stdout; its suffix names the "
+            "format (.txt, .csv, .json, .md, .html).",
+        ),
+    ] = None,
+    title: Annotated[
+        str | None,
+        typer.Option(
+            help="The page's and the Markdown post's heading; default: the competition's name."
+        ),
     ] = None,
     resamples: Annotated[
         int, typer.Option(help="Bootstrap resamples and permutations.", min=1)
@@ -170,22 +212,33 @@ def show(
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the test.")] = SEED,
 ) -> None:
     """Print the public board, or in the final phase the public and private boards, with a
-    95% interval per team and statistical ties flagged. Exit 0, or 2 on a usage error."""
-    chosen = Format.JSON if as_json else fmt
+    95% interval per team and statistical ties flagged: the boards of the last run that
+    finished (marked stale while a newer run has not finished). The public phase names no
+    file in any format. Exit 0, or 2 on a usage error."""
+    asked = Format.JSON if as_json else fmt
+    wants_json = asked is Format.JSON or (
+        asked is None and output is not None and output.suffix.lower() == ".json"
+    )
 
-    def run() -> str | None:
+    def run() -> tuple[str | None, Format]:
+        chosen = format_for(asked, output)
         boards = load(db, phase, resamples=resamples, seed=seed)
         if output is not None:
             if not output.parent.is_dir():
                 raise UsageError(f"{output}: the folder {output.parent} does not exist")
-            write_text(render(boards, chosen), output)
-            return None
+            write_text(render(boards, chosen, heading_text=title), output)
+            return None, chosen
         if chosen is Format.TABLE and sys.stdout.isatty():
-            Console().print(renderables(boards))
-            return None
-        return table_text(boards) if chosen is Format.TABLE else render(boards, chosen)
+            console = Console()
+            console.print(
+                renderables(boards, console.width, shading=console.color_system is not None)
+            )
+            return None, chosen
+        if chosen is Format.TABLE:
+            return table_text(boards), chosen
+        return render(boards, chosen, heading_text=title), chosen
 
-    text = _guard("leaderboard show", chosen is Format.JSON, run)
+    text, chosen = _guard("leaderboard show", wants_json, run)
     if text is not None:
         typer.echo(text, nl=not text.endswith("\n"))
     elif output is not None:

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from scorer.errors import Code, HostError, Issue, Report, shorten
+from scorer.leaderboard.names import clash_issues, name_issues, normal
 
 #: Columns of a manifest; `selected` may be left out (then nothing is selected).
 REQUIRED = ("team", "path", "submitted_at")
@@ -56,6 +57,10 @@ MANIFEST_CODES = frozenset(
         Code.DUPLICATE_SUBMISSION,
         Code.TOO_MANY_SELECTED,
         Code.UNKNOWN_SELECTION,
+        Code.SUBMISSION_NOT_FOUND,
+        Code.TEAM_NAME_CHARACTER,
+        Code.TEAM_NAME_TOO_LONG,
+        Code.TEAM_NAME_CLASH,
     }
 )
 
@@ -119,6 +124,7 @@ def read_manifest(path: Path) -> list[Submission]:
         if entry is not None:
             found.append((line, entry))
     issues += _log_issues(found)
+    issues += clash_issues((entry.team, f"line {line}", line) for line, entry in found)
     if issues:
         raise ManifestError(file, issues)
     return [entry for _, entry in found]
@@ -131,7 +137,8 @@ def read_folder(root: Path) -> list[Submission]:
     issues: list[Issue] = []
     found: list[Submission] = []
     for team_dir in sorted(p for p in root.iterdir() if p.is_dir() and not _hidden(p.name)):
-        team = team_dir.name
+        team = normal(team_dir.name)
+        issues += name_issues(team, f"folder {team_dir.name!r}")
         files = sorted(
             p
             for p in team_dir.rglob("*")
@@ -152,6 +159,8 @@ def read_folder(root: Path) -> list[Submission]:
                     selected=name in chosen,
                 )
             )
+    teams = dict.fromkeys(entry.team for entry in found)
+    issues += clash_issues((team, f"folder {team!r}", None) for team in teams)
     if issues:
         raise ManifestError(root.name, issues)
     return found
@@ -235,6 +244,25 @@ def _entry(cells: dict[str, str], line: int, base: Path, issues: list[Issue]) ->
                 Issue(Code.EMPTY_VALUE, f"line {line}: {name} is empty", line=line, column=name)
             )
             ok = False
+    team = normal(cells["team"])
+    found = name_issues(team, f"line {line}", line)
+    issues += found
+    written = Path(cells["path"])
+    path = written if written.is_absolute() else base / written
+    if cells["path"] and not path.is_file():
+        # The organiser's log names a file that is not there: the log's mistake, not a
+        # participant's rejected submission.
+        issues.append(
+            Issue(
+                Code.SUBMISSION_NOT_FOUND,
+                f"line {line}: path {cells['path']!r} names no file (paths are relative to "
+                "the manifest's folder, or absolute)",
+                line=line,
+                column="path",
+                value=shorten(cells["path"]),
+            )
+        )
+        ok = False
     when = parse_time(cells["submitted_at"])
     if when is None:
         issues.append(
@@ -259,14 +287,13 @@ def _entry(cells: dict[str, str], line: int, base: Path, issues: list[Issue]) ->
             )
         )
         ok = False
-    if not ok or when is None:
+    if not ok or found or when is None:
         return None
-    written = Path(cells["path"])
     key = PurePosixPath(os.path.normpath(cells["path"]).replace(os.sep, "/")).as_posix()
     return Submission(
-        team=cells["team"],
+        team=team,
         key=key,
-        path=written if written.is_absolute() else base / written,
+        path=path,
         submitted_at=when,
         selected=flag in TRUE_WORDS,
     )

@@ -1,57 +1,99 @@
-"""The boards as one self-contained static HTML page: inline CSS and SVG, no external asset."""
+"""The boards as one self-contained static HTML page: inline CSS and SVG, no script, no
+external file; it fits a 1280-pixel window, both boards and their charts."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from html import escape
 
+from scorer import __version__
 from scorer.leaderboard.boards import Board, Boards, Phase, Row
+from scorer.leaderboard.literal import shown
 from scorer.leaderboard.wording import (
     INTERVAL_DECIMALS,
+    TIE,
     boards_of,
     cells,
     columns,
     notes,
+    stale,
     title,
+    utc,
 )
 
 #: Size of each row's interval chart, in CSS pixels.
-CHART_WIDTH, CHART_HEIGHT = 240, 18
+CHART_WIDTH, CHART_HEIGHT = 180, 18
 PAD = 8
 
+#: Columns whose cells may wrap at a space in a window narrower than 1200 pixels (the rest
+#: never wrap: a rank or a score is never split).
+WRAPS = frozenset({"95% interval", "vs next", "Pick", "Submitted (UTC)"})
+
 _STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto;
-       max-width: 80rem; padding: 0 1rem; color: #1f2328; }
-h1 { font-size: 1.6rem; } h2 { font-size: 1.2rem; margin-top: 2rem; }
-table { border-collapse: collapse; margin: .5rem 0 1rem; }
-th, td { padding: .3rem .6rem; border-bottom: 1px solid #d0d7de; white-space: nowrap; }
-th { text-align: left; background: #f6f8fa; }
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5rem auto;
+       max-width: 1240px; padding: 0 1rem; color: #1f2328; font-size: 15px; }
+h1 { font-size: 1.6rem; margin-bottom: .3rem; } h2 { font-size: 1.15rem; margin-top: 1.8rem; }
+.meta { color: #57606a; margin: .2rem 0; }
+.stale { background: #ffebe9; border: 1px solid #ff8182; padding: .5rem .8rem; }
+.legend { display: flex; flex-wrap: wrap; gap: .4rem 1.5rem; color: #57606a; font-size: .9rem; }
+.swatch { display: inline-block; width: 1.6em; height: 1em; vertical-align: -.15em;
+          background: #fff8c5; border: 1px solid #d4a72c; margin-right: .3em; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; width: 100%; font-size: 14px; }
+th, td { padding: .3rem .4rem; border-bottom: 1px solid #d0d7de; white-space: nowrap;
+         vertical-align: top; }
+th { text-align: left; background: #f6f8fa; white-space: normal; }
+th.right { text-align: right; } th.center { text-align: center; }
+td.team { white-space: normal; overflow-wrap: anywhere; min-width: 7rem; }
+@media (max-width: 1200px) { td.wraps { white-space: normal; } }
 td.right { text-align: right; font-variant-numeric: tabular-nums; }
 td.center { text-align: center; font-variant-numeric: tabular-nums; }
 tr.tie td { background: #fff8c5; }
-td.chart { padding: 0 .6rem; }
+td.chart { padding: .2rem .4rem 0; width: 180px; }
+svg { display: block; }
 svg .range { stroke: #0969da; stroke-width: 3; stroke-linecap: round; }
 svg .point { fill: #1f2328; }
 svg .axis { stroke: #d0d7de; stroke-width: 1; }
 .axis-label { display: flex; justify-content: space-between; font-weight: normal;
               font-size: .8rem; color: #57606a; }
-.phase { font-weight: bold; }
 .notes p { color: #57606a; font-size: .9rem; margin: .3rem 0; }
 """
 
 
-def page(boards: Boards) -> str:
-    """A complete HTML document showing the boards of `boards.phase` with interval charts."""
+def page(boards: Boards, heading: str, now: datetime | None = None) -> str:
+    """A complete HTML document showing the boards of `boards.phase` with interval charts,
+    named `heading`, stamped with when it was generated (`now`) and what it shows."""
+    generated = now if now is not None else datetime.now(UTC)
     phase = (
         "Public phase: the private leaderboard is hidden."
         if boards.phase is Phase.PUBLIC
         else "Final phase: public and private leaderboards."
     )
+    source = (
+        f"Scores of the run that finished at {utc(boards.as_of)}"
+        if boards.as_of is not None
+        else "No scoring run has finished yet"
+    )
     body = [
-        "<h1>Leaderboard</h1>",
-        f'<p class="phase">{escape(phase)}</p>',
+        f"<header><h1>{escape(heading)}</h1>",
+        f'<p class="meta"><strong>{escape(phase)}</strong> {escape(source)}; page generated '
+        f"at {escape(utc(generated))} by scorer {escape(__version__)}.</p></header>",
+    ]
+    if boards.stale is not None:
+        body.append(f'<p class="stale" role="status">{escape(stale(boards))}</p>')
+    body += [
+        '<div class="legend" id="legend">',
+        f'<span><span class="swatch"></span>Shaded row: a statistical tie, {escape(TIE)}.</span>',
+        "<span>Chart: the team's score (dot) and its 95% interval (bar), on the board's "
+        "common axis.</span>",
+        "</div>",
         *[_section(board) for board in boards_of(boards)],
         '<section class="notes">',
-        *[f"<p>{escape(line)}</p>" for line in notes(boards)],
+        *[
+            f"<p>{line}</p>"
+            for line in notes(
+                boards, team=lambda name: f"<bdi>{escape(shown(name))}</bdi>", plain=escape
+            )
+        ],
         "</section>",
     ]
     return "\n".join(
@@ -61,7 +103,7 @@ def page(boards: Boards) -> str:
             "<head>",
             '<meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>Leaderboard ({escape(str(boards.phase))} phase)</title>",
+            f"<title>{escape(heading)} ({escape(str(boards.phase))} phase)</title>",
             f"<style>{_STYLE}</style>",
             "</head>",
             "<body>",
@@ -76,7 +118,7 @@ def page(boards: Boards) -> str:
 def _section(board: Board) -> str:
     cols = columns(board)
     lo, hi = _scale(board)
-    head = "".join(f"<th>{escape(h)}</th>" for h, _ in cols)
+    head = "".join(f'<th class="{justify}">{escape(h)}</th>' for h, justify in cols)
     axis = (
         f"<span>{lo:.{INTERVAL_DECIMALS}f}</span><span>{hi:.{INTERVAL_DECIMALS}f}</span>"
         if board.rows
@@ -85,13 +127,16 @@ def _section(board: Board) -> str:
     head += f'<th>Interval chart<div class="axis-label">{axis}</div></th>'
     rows = []
     for row in board.rows:
-        tds = "".join(
-            f'<td class="{j}">{escape(c)}</td>'
-            for (_, j), c in zip(cols, cells(board, row), strict=True)
-        )
-        tds += f'<td class="chart">{_chart(row, lo, hi)}</td>'
+        tds = []
+        for (header, justify), value in zip(cols, cells(board, row), strict=True):
+            if header == "Team":
+                tds.append(f'<td class="team"><bdi>{escape(value)}</bdi></td>')
+            else:
+                wraps = " wraps" if header in WRAPS else ""
+                tds.append(f'<td class="{justify}{wraps}">{escape(value)}</td>')
+        tds.append(f'<td class="chart">{_chart(row, lo, hi)}</td>')
         css = ' class="tie"' if row.tie_next else ""
-        rows.append(f"<tr{css}>{tds}</tr>")
+        rows.append(f"<tr{css}>{''.join(tds)}</tr>")
     if not board.rows:
         rows.append(f'<tr><td colspan="{len(cols) + 1}">No scored submission yet.</td></tr>')
     return "\n".join(
@@ -126,7 +171,7 @@ def _x(value: float, lo: float, hi: float) -> float:
 
 def _chart(row: Row, lo: float, hi: float) -> str:
     mid = CHART_HEIGHT / 2
-    label = f"{row.team}: {row.score:.6f}"
+    label = f"{shown(row.team)}: {row.score:.6f}"
     if row.low is not None and row.high is not None:
         label += f" (95% interval {row.low:.4f} – {row.high:.4f})"
     parts = [

@@ -1,23 +1,22 @@
-"""The boards as a terminal table (rich), CSV, JSON and Markdown; HTML lives in `page`."""
+"""The boards in every format: the terminal table (`terminal`), CSV, JSON, Markdown and the
+HTML page (`page`); and the format an output file's name asks for."""
 
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
+from datetime import datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
-from rich.console import Console, Group, RenderableType
-from rich.table import Table
-from rich.text import Text
-
-from scorer.errors import Report
-from scorer.leaderboard.batch import BatchResult
+from scorer.errors import UsageError
 from scorer.leaderboard.boards import Boards
+from scorer.leaderboard.literal import markdown, neutralised
 from scorer.leaderboard.page import page
-from scorer.leaderboard.wording import boards_of, cells, columns, notes, title
+from scorer.leaderboard.terminal import table_text
+from scorer.leaderboard.wording import boards_of, cells, columns, heading, notes, title
 from scorer.schemas import Status, envelope
 
 
@@ -31,12 +30,51 @@ class Format(StrEnum):
 
 FORMATS = tuple(str(f) for f in Format)
 
-#: Width of the plain-text table when the output is not a terminal.
-TEXT_WIDTH = 160
+#: The format an output file's suffix asks for (`--output board.html`).
+SUFFIXES = {
+    ".txt": Format.TABLE,
+    ".csv": Format.CSV,
+    ".json": Format.JSON,
+    ".md": Format.MD,
+    ".markdown": Format.MD,
+    ".html": Format.HTML,
+    ".htm": Format.HTML,
+}
+
+#: The CSV's text columns that a participant's choice can start with a formula character.
+CSV_TEXT = ("team", "submission")
 
 
-def render(boards: Boards, fmt: str) -> str:
-    """The boards in one of `FORMATS`, as text."""
+def format_for(chosen: Format | None, output: Path | None) -> Format:
+    """The format to write: the one chosen, or the one the output's suffix names (a table
+    without either). A chosen format that the suffix contradicts is a usage error, so that
+    `board.html` never holds a text table."""
+    named = SUFFIXES.get(output.suffix.lower()) if output is not None else None
+    if chosen is not None and named is not None and chosen != named:
+        raise UsageError(
+            f"{output}: the name says {named} but the format is {chosen}; name the file "
+            f"*{_suffix(chosen)}, or drop --format"
+        )
+    if chosen is not None:
+        return chosen
+    if output is not None and named is None:
+        raise UsageError(
+            f"{output}: cannot tell the format from the name; end it in "
+            f"{', '.join(SUFFIXES)}, or add --format"
+        )
+    return named or Format.TABLE
+
+
+def _suffix(fmt: Format) -> str:
+    return next(suffix for suffix, named in SUFFIXES.items() if named == fmt)
+
+
+def render(
+    boards: Boards, fmt: str, *, heading_text: str | None = None, now: datetime | None = None
+) -> str:
+    """The boards in one of `FORMATS`, as text. `heading_text` names the page and the
+    Markdown post (`--title`; the competition's name without it); `now` is the page's
+    generation time (the current time without it)."""
     if fmt == "table":
         return table_text(boards)
     if fmt == "csv":
@@ -45,66 +83,55 @@ def render(boards: Boards, fmt: str) -> str:
         data = envelope("leaderboard show", Status.OK, boards.to_dict())
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if fmt == "md":
-        return to_markdown(boards)
+        return to_markdown(boards, heading_text)
     if fmt == "html":
-        return page(boards)
+        return page(boards, heading(boards, heading_text), now)
     raise ValueError(f"format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
-# -- terminal ---------------------------------------------------------------------------------
-
-
-def renderables(boards: Boards) -> RenderableType:
-    """Both boards (the private one in the final phase) as rich tables, then the notes."""
-    parts: list[RenderableType] = []
-    for board in boards_of(boards):
-        table = Table(title=title(board), title_justify="left", header_style="bold")
-        for header, justify in columns(board):
-            table.add_column(header, justify=justify, no_wrap=True)  # type: ignore[arg-type]
-        for row in board.rows:
-            table.add_row(*cells(board, row), style="yellow" if row.tie_next else None)
-        if not board.rows:
-            table.caption = "No scored submission yet."
-        parts.append(table)
-    parts.extend(Text(line, style="dim") for line in notes(boards))
-    return Group(*parts)
-
-
-def table_text(boards: Boards, width: int = TEXT_WIDTH) -> str:
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=width, color_system=None, force_terminal=False)
-    console.print(renderables(boards))
-    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
-
-
-# -- CSV and Markdown -------------------------------------------------------------------------
-
-
 def to_csv(boards: Boards) -> str:
-    """One row a team and board, every digit kept; the private-only columns exist only in
-    the final phase."""
+    """One row a team and board, every digit kept. The private-only columns exist only in
+    the final phase, and the submission's path only there (a public output names no file).
+    Every text cell is quoted; a name a spreadsheet would evaluate as a formula gets a `'`
+    before it, and the `neutralised` column names the cells that got one."""
     final = boards.private is not None
     header = ["board", "rank", "team", "score", "low", "high", "p_next", "tie_next"]
     if final:
-        header += ["public_rank", "shake", "pick"]
-    header += ["submission", "submitted_at", "entries"]
+        header += ["public_rank", "shake", "pick", "submission"]
+    header += ["submitted_at", "entries", "neutralised"]
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=header, lineterminator="\n", extrasaction="ignore")
+    writer = csv.DictWriter(
+        buffer,
+        fieldnames=header,
+        lineterminator="\n",
+        extrasaction="ignore",
+        quoting=csv.QUOTE_NONNUMERIC,  # a quoted cell stays one cell in a `;` locale
+    )
     writer.writeheader()
     for board in boards_of(boards):
         for row in board.rows:
-            data: dict[str, Any] = {"board": board.name, **row.to_dict()}
+            data: dict[str, Any] = {"board": str(board.name), **row.to_dict(paths=final)}
+            marked = []
+            for key in CSV_TEXT:
+                if key in data:
+                    data[key], changed = neutralised(data[key])
+                    marked += [key] if changed else []
+            data["neutralised"] = " ".join(marked)
             writer.writerow({k: "" if v is None else v for k, v in data.items()})
     return buffer.getvalue()
 
 
 def _md(text: str) -> str:
-    """A Markdown table cell: HTML escaped (team names are user input), pipes escaped."""
-    return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ")
+    """A Markdown table cell of the scorer's own words: HTML escaped, pipes escaped."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
 
 
-def to_markdown(boards: Boards) -> str:
+def to_markdown(boards: Boards, heading_text: str | None = None) -> str:
+    """Both boards as Markdown tables, ready for a forum post; team names are text, never a
+    link or an image."""
     lines: list[str] = []
+    if heading_text:
+        lines += [f"## {_md(heading_text)}", ""]
     for board in boards_of(boards):
         cols = columns(board)
         marks = {"right": "---:", "left": ":---", "center": ":---:"}
@@ -112,39 +139,11 @@ def to_markdown(boards: Boards) -> str:
         lines.append("| " + " | ".join(h for h, _ in cols) + " |")
         lines.append("|" + "|".join(marks[j] for _, j in cols) + "|")
         for row in board.rows:
-            lines.append("| " + " | ".join(_md(c) for c in cells(board, row)) + " |")
+            values = cells(board, row, team=lambda name: name)
+            values = [markdown(c) if i == 1 else _md(c) for i, c in enumerate(values)]
+            lines.append("| " + " | ".join(values) + " |")
         if not board.rows:
             lines.append("| " + " | ".join("" for _ in cols) + " |")
         lines.append("")
-    lines += [f"- {_md(line)}" for line in notes(boards)]
+    lines += [f"- {line}" for line in notes(boards, team=markdown, plain=_md)]
     return "\n".join(lines) + "\n"
-
-
-# -- a scoring run ----------------------------------------------------------------------------
-
-
-def batch_text(result: BatchResult, source: str) -> str:
-    """A run's summary for people, then every rejected or failed submission with its report."""
-    c = result.counts
-    lines = [
-        f"{source}: {c['total']} submissions: {c['scored']} scored, {c['cached']} cached, "
-        f"{c['rejected']} rejected, {c['failed']} failed"
-        + (f"; {c['removed']} removed from the database" if c["removed"] else "")
-    ]
-    if result.failures:
-        lines += ["", f"Rejected or failed ({len(result.failures)}):"]
-    for outcome in result.failures:
-        again = " (cached verdict)" if outcome.cached else ""
-        lines.append(f"  {outcome.team} / {outcome.path}: {outcome.status}{again}")
-        lines += [f"    {line}" for line in error_text(outcome.error).splitlines()]
-    return "\n".join(lines)
-
-
-def error_text(error: dict[str, Any] | None) -> str:
-    """A stored error (a rejection report, or an internal failure) as the scorer prints it."""
-    if not error:
-        return ""
-    stored = error.get("report", error)  # before schema version 1, the report was nested
-    if not stored.get("problems"):
-        return str(error.get("message", error))
-    return Report.from_dict(stored).render()

@@ -1,11 +1,17 @@
-"""The results database: SQLite (standard library), one row a submission, written atomically."""
+"""The results database: SQLite (standard library), every write one transaction.
+
+Verdicts are a cache keyed by what decides them: the submission (team, path), its content
+and the fingerprint (solution, scorer version, options). The boards read only the `board`
+table: the submissions of the last run that finished, each with its verdict. A run that is
+under way, interrupted or stopped adds verdicts to the cache but never changes `board`, so
+`show` prints the last finished run's boards until another run finishes (`runs`)."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,10 +23,10 @@ import numpy as np
 
 from scorer.competition import LOST_ITEMS, Competition, Split, Stage
 from scorer.errors import UsageError
-from scorer.leaderboard.manifest import Submission
 
 #: Bumped when the tables change; a database of another version is refused, not misread.
-SCHEMA_VERSION = "1"
+#: 2: verdicts kept per fingerprint, and the boards of the last finished run (`board`).
+SCHEMA_VERSION = "2"
 
 #: How long a writer waits for another run's transaction before giving up, in seconds.
 BUSY_TIMEOUT = 60.0
@@ -39,9 +45,9 @@ SPLITS = (Split.PUBLIC, Split.PRIVATE)
 
 
 class Status(StrEnum):
-    """A submission's state in the database (stored as its value)."""
+    """A submission's verdict (stored as its value); `pending`: not judged yet."""
 
-    PENDING = "pending"  # in the log, no verdict yet (new, or its run was interrupted)
+    PENDING = "pending"  # in the log, no verdict in this run (it stopped or was interrupted)
     SCORED = "scored"
     REJECTED = "rejected"  # the participant's file breaks the contract; the report is kept
     FAILED = "failed"  # the scorer broke on the file (a bug); tried again on every run
@@ -56,43 +62,54 @@ CREATE TABLE IF NOT EXISTS solutions (
     stages BLOB NOT NULL,        -- int8 a user, see STAGE_CODES
     added_at TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS submissions (
+CREATE TABLE IF NOT EXISTS fingerprints (
     id INTEGER PRIMARY KEY,
-    team TEXT NOT NULL,
-    path TEXT NOT NULL,
-    submitted_at TEXT NOT NULL,  -- ISO 8601, UTC, microseconds: sorts as text
-    selected INTEGER NOT NULL DEFAULT 0,
-    status TEXT NOT NULL DEFAULT 'pending'
-        CHECK (status IN ('pending', 'scored', 'rejected', 'failed')),
-    content_hash TEXT,           -- sha256 of the file's bytes
-    solution_hash TEXT,          -- sha256 of the solution file's bytes
-    scorer_version TEXT,
-    config TEXT,                 -- JSON of every option that changes a score or a verdict
-    overall REAL,
-    public REAL,
-    private REAL,
-    metrics TEXT,                -- JSON: every split's metrics (ScoreResult.to_dict())
-    error TEXT,                  -- JSON: the rejection report, or what failed
-    scored_at TEXT,
-    checked_at TEXT,
-    seconds REAL,
-    UNIQUE (team, path)
-);
-CREATE TABLE IF NOT EXISTS per_user (
-    submission_id INTEGER NOT NULL REFERENCES submissions (id) ON DELETE CASCADE,
-    split TEXT NOT NULL CHECK (split IN ('public', 'private')),
-    ndcg BLOB NOT NULL,          -- float64 a user of the split (user_ids order), NaN if unscored
-    PRIMARY KEY (submission_id, split)
+    solution_hash TEXT NOT NULL,  -- sha256 of the solution file's bytes
+    scorer_version TEXT NOT NULL,
+    config TEXT NOT NULL,         -- JSON of every option that changes a score or a verdict
+    UNIQUE (solution_hash, scorer_version, config)
 );
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY,
+    fingerprint INTEGER NOT NULL REFERENCES fingerprints (id),
     started_at TEXT NOT NULL,
-    finished_at TEXT,            -- NULL: the run was interrupted
-    solution_hash TEXT NOT NULL,
-    scorer_version TEXT NOT NULL,
-    config TEXT NOT NULL,
-    counts TEXT
+    finished_at TEXT,
+    outcome TEXT CHECK (outcome IN ('finished', 'stopped')),  -- NULL: under way or interrupted
+    total INTEGER NOT NULL,       -- submissions in the log
+    judged INTEGER NOT NULL DEFAULT 0,
+    counts TEXT                   -- JSON, when it finished
 );
+CREATE TABLE IF NOT EXISTS verdicts (
+    id INTEGER PRIMARY KEY,
+    team TEXT NOT NULL,
+    path TEXT NOT NULL,
+    content_hash TEXT NOT NULL,   -- sha256 of the file's bytes, or '' if it could not be read
+    fingerprint INTEGER NOT NULL REFERENCES fingerprints (id),
+    run INTEGER NOT NULL,         -- the run that wrote it
+    status TEXT NOT NULL CHECK (status IN ('scored', 'rejected', 'failed')),
+    overall REAL,
+    public REAL,
+    private REAL,
+    metrics TEXT,                 -- JSON: every split's metrics (ScoreResult.to_dict())
+    error TEXT,                   -- JSON: the rejection report, or what failed
+    scored_at TEXT NOT NULL,
+    seconds REAL,
+    UNIQUE (team, path, content_hash, fingerprint)
+);
+CREATE TABLE IF NOT EXISTS per_user (
+    verdict INTEGER NOT NULL REFERENCES verdicts (id) ON DELETE CASCADE,
+    split TEXT NOT NULL CHECK (split IN ('public', 'private')),
+    ndcg BLOB NOT NULL,           -- float64 a user of the split (user_ids order), NaN if unscored
+    PRIMARY KEY (verdict, split)
+);
+CREATE TABLE IF NOT EXISTS board (
+    team TEXT NOT NULL,
+    path TEXT NOT NULL,
+    submitted_at TEXT NOT NULL,   -- ISO 8601, UTC, microseconds: sorts as text
+    selected INTEGER NOT NULL,
+    verdict INTEGER NOT NULL REFERENCES verdicts (id),
+    PRIMARY KEY (team, path)
+)
 """
 
 
@@ -107,8 +124,7 @@ class Fingerprint:
 
 @dataclass(frozen=True)
 class Record:
-    """One submission as the boards see it. `current`: scored or rejected under the database's
-    current fingerprint (a row left over from an older solution or version is not)."""
+    """One submission of the shown boards, with its verdict."""
 
     id: int
     team: str
@@ -116,7 +132,6 @@ class Record:
     submitted_at: datetime
     selected: bool
     status: Status
-    current: bool
     overall: float | None
     public: float | None
     private: float | None
@@ -125,15 +140,15 @@ class Record:
 
 
 @dataclass(frozen=True)
-class Cached:
-    """What the database knows of a submission before it is checked again."""
+class Run:
+    """One `leaderboard score` run as the database recorded it."""
 
     id: int
-    status: Status
-    content_hash: str | None
-    fingerprint: Fingerprint | None
-    public: float | None
-    error: dict[str, Any] | None
+    fingerprint: Fingerprint
+    started_at: datetime
+    finished_at: datetime | None
+    total: int
+    judged: int
 
 
 def now() -> str:
@@ -190,17 +205,16 @@ class Store:
         }
         if "meta" not in tables and (tables or not create):
             raise UsageError(f"{self.path}: not a leaderboard database (no 'meta' table)")
-        if create:
+        if create and "meta" not in tables:
             self.db.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
-            # WAL with NORMAL sync: a crash can lose the last commits, never corrupt the file.
-            self.db.execute("PRAGMA synchronous=NORMAL")
             with self.transaction():
                 for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        self.db.execute(statement)
+                    self.db.execute(statement)
                 self.db.execute(
                     "INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,)
                 )
+        # WAL with NORMAL sync: a crash can lose the last commits, never corrupt the file.
+        self.db.execute("PRAGMA synchronous=NORMAL")
         row = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         if row is None or row[0] != SCHEMA_VERSION:
             found = "no schema" if row is None else f"schema {row[0]}"
@@ -229,197 +243,87 @@ class Store:
             raise
         self.db.execute("COMMIT")
 
-    # -- the current fingerprint -------------------------------------------------------------
+    def published(self) -> Run | None:
+        """The last run that finished: the one the boards show."""
+        return self._run("outcome = 'finished' ORDER BY finished_at DESC, runs.id DESC")
+
+    def unfinished(self) -> Run | None:
+        """The latest run started after the shown boards' run that has not finished (under
+        way, or interrupted); a stopped run changed nothing and is not one."""
+        shown = self.published()
+        after = shown.id if shown is not None else 0
+        return self._run(f"outcome IS NULL AND runs.id > {after:d} ORDER BY runs.id DESC")
+
+    def _run(self, where: str) -> Run | None:
+        row = self.db.execute(
+            "SELECT runs.id, solution_hash, scorer_version, config, started_at, finished_at, "
+            "total, judged FROM runs JOIN fingerprints f ON f.id = runs.fingerprint "
+            f"WHERE {where} LIMIT 1"
+        ).fetchone()
+        if row is None:
+            return None
+        ident, solution, version, config, started, finished, total, judged = row
+        return Run(
+            id=ident,
+            fingerprint=Fingerprint(solution, version, config),
+            started_at=datetime.fromisoformat(started),
+            finished_at=datetime.fromisoformat(finished) if finished else None,
+            total=total,
+            judged=judged,
+        )
+
+    # -- verdicts ------------------------------------------------------------------------------
+
+    # -- reading the boards --------------------------------------------------------------------
 
     def competition(self) -> Competition:
-        """The competition the current scores were computed for (lost items in a database
-        written before competitions had specs)."""
-        row = self.db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
-        spec = json.loads(row[0]).get("competition") if row else None
+        """The competition the shown boards were scored for (lost items before any run)."""
+        run = self.published() or self.unfinished()
+        spec = json.loads(run.fingerprint.config).get("competition") if run else None
         return LOST_ITEMS if spec is None else Competition.of(spec, where="the database")
 
-    def fingerprint(self) -> Fingerprint | None:
-        values = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
-        if "solution_hash" not in values:
-            return None
-        return Fingerprint(values["solution_hash"], values["scorer_version"], values["config"])
-
-    # -- a run -------------------------------------------------------------------------------
-
-    def sync(self, entries: Sequence[Submission], fingerprint: Fingerprint) -> tuple[int, int]:
-        """Make the database mirror the log: add new submissions, update times and selection,
-        drop submissions the log no longer lists; record the run. Returns (run id, removed)."""
-        with self.transaction():
-            for key, value in (
-                ("solution_hash", fingerprint.solution_hash),
-                ("scorer_version", fingerprint.scorer_version),
-                ("config", fingerprint.config),
-            ):
-                self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
-            self.db.execute("CREATE TEMP TABLE IF NOT EXISTS keep (team TEXT, path TEXT)")
-            self.db.execute("DELETE FROM keep")
-            self.db.executemany(
-                "INSERT INTO keep VALUES (?, ?)", [(e.team, e.key) for e in entries]
-            )
-            removed = self.db.execute(
-                "DELETE FROM submissions WHERE (team, path) NOT IN (SELECT team, path FROM keep)"
-            ).rowcount
-            self.db.executemany(
-                """INSERT INTO submissions (team, path, submitted_at, selected)
-                VALUES (?, ?, ?, ?)
-                ON CONFLICT (team, path) DO UPDATE SET
-                    submitted_at = excluded.submitted_at, selected = excluded.selected""",
-                [(e.team, e.key, stamp(e.submitted_at), int(e.selected)) for e in entries],
-            )
-            run = self.db.execute(
-                "INSERT INTO runs (started_at, solution_hash, scorer_version, config) "
-                "VALUES (?, ?, ?, ?)",
-                (now(), fingerprint.solution_hash, fingerprint.scorer_version, fingerprint.config),
-            ).lastrowid
-        return int(run or 0), removed
-
-    def finish_run(self, run: int, counts: dict[str, int]) -> None:
-        with self.transaction():
-            self.db.execute(
-                "UPDATE runs SET finished_at = ?, counts = ? WHERE id = ?",
-                (now(), json.dumps(counts), run),
-            )
-
-    def cached(self, team: str, key: str) -> Cached:
-        row = self.db.execute(
-            "SELECT id, status, content_hash, solution_hash, scorer_version, config, public, "
-            "error FROM submissions WHERE team = ? AND path = ?",
-            (team, key),
-        ).fetchone()
-        if row is None:
-            raise UsageError(f"submission {team}/{key} vanished from the database during the run")
-        ident, status, content, solution, version, config, public, error = row
-        known = Fingerprint(solution, version, config) if solution is not None else None
-        stored = json.loads(error) if error else None
-        return Cached(ident, Status(status), content, known, public, stored)
-
-    def mark_checked(self, ident: int) -> None:
-        with self.transaction():
-            self.db.execute("UPDATE submissions SET checked_at = ? WHERE id = ?", (now(), ident))
-
-    def save(
-        self,
-        ident: int,
-        *,
-        status: Status,
-        content_hash: str | None,
-        fingerprint: Fingerprint,
-        scores: dict[str, Any] | None,
-        error: dict[str, Any] | None,
-        per_user: dict[Split, np.ndarray] | None,
-        seconds: float,
-    ) -> None:
-        """Write one submission's verdict and its per-user scores (by split) together."""
-        if status not in tuple(Status):
-            raise ValueError(f"status {status!r}; expected one of {', '.join(Status)}")
-        splits = scores or {}
-        stamp_now = now()
-        with self.transaction():
-            self.db.execute(
-                """UPDATE submissions SET status = ?, content_hash = ?, solution_hash = ?,
-                scorer_version = ?, config = ?, overall = ?, public = ?, private = ?,
-                metrics = ?, error = ?, scored_at = ?, checked_at = ?, seconds = ?
-                WHERE id = ?""",
-                (
-                    str(status),
-                    content_hash,
-                    fingerprint.solution_hash,
-                    fingerprint.scorer_version,
-                    fingerprint.config,
-                    splits.get("overall"),
-                    splits.get("public"),
-                    splits.get("private"),
-                    json.dumps(scores) if scores is not None else None,
-                    json.dumps(error) if error is not None else None,
-                    stamp_now,
-                    stamp_now,
-                    seconds,
-                    ident,
-                ),
-            )
-            self.db.execute("DELETE FROM per_user WHERE submission_id = ?", (ident,))
-            self.db.executemany(
-                "INSERT INTO per_user VALUES (?, ?, ?)",
-                [
-                    (ident, str(split), np.ascontiguousarray(values, dtype="<f8").tobytes())
-                    for split, values in (per_user or {}).items()
-                ],
-            )
-
-    # -- solutions ---------------------------------------------------------------------------
-
-    def has_solution(self, digest: str) -> bool:
-        found = self.db.execute("SELECT 1 FROM solutions WHERE hash = ?", (digest,)).fetchone()
-        return found is not None
-
-    def add_solution(self, digest: str, user_ids: np.ndarray, stages: np.ndarray) -> None:
-        with self.transaction():
-            self.db.execute(
-                "INSERT OR REPLACE INTO solutions VALUES (?, ?, ?, ?, ?)",
-                (
-                    digest,
-                    int(user_ids.size),
-                    np.ascontiguousarray(user_ids, dtype="<i8").tobytes(),
-                    np.ascontiguousarray(stages, dtype="i1").tobytes(),
-                    now(),
-                ),
-            )
-
-    def solution(self, digest: str) -> tuple[np.ndarray, np.ndarray]:
-        """A solution's user ids (ascending) and their stage codes."""
-        row = self.db.execute(
-            "SELECT user_ids, stages FROM solutions WHERE hash = ?", (digest,)
-        ).fetchone()
-        if row is None:
-            raise UsageError(f"{self.path}: the solution {digest[:12]}… is not in the database")
-        return np.frombuffer(row[0], dtype="<i8"), np.frombuffer(row[1], dtype="i1")
-
-    # -- reading -----------------------------------------------------------------------------
-
     def records(self, *, private: bool = True) -> list[Record]:
-        """Every submission. With `private=False` the private and overall scores are not
-        even selected (they read as None): what the public phase builds on."""
-        current = self.fingerprint()
-        hidden = "" if private else "NULL AS "
+        """Every submission of the shown boards. With `private=False` the private and
+        overall scores are not even selected (they read as None): what the public phase
+        builds on."""
+        overall, hidden = ("v.overall", "v.private") if private else ("NULL", "NULL")
         rows = self.db.execute(
-            "SELECT id, team, path, submitted_at, selected, status, solution_hash, "
-            f"scorer_version, config, {hidden}overall, public, {hidden}private, error, scored_at "
-            "FROM submissions ORDER BY team, submitted_at, path"
+            "SELECT v.id, b.team, b.path, b.submitted_at, b.selected, v.status, "
+            f"{overall}, v.public, {hidden}, v.error, v.scored_at "
+            "FROM board b JOIN verdicts v ON v.id = b.verdict "
+            "ORDER BY b.team, b.submitted_at, b.path"
         ).fetchall()
-        records = []
-        for row in rows:
-            (ident, team, path, when, selected, status, solution, version, config) = row[:9]
-            overall, public, private, error, scored_at = row[9:]
-            fresh = (
-                current is not None
-                and status in (Status.SCORED, Status.REJECTED)
-                and Fingerprint(solution, version, config) == current
+        return [
+            Record(
+                id=ident,
+                team=team,
+                path=path,
+                submitted_at=datetime.fromisoformat(when),
+                selected=bool(selected),
+                status=Status(status),
+                overall=overall,
+                public=public,
+                private=private_score,
+                error=json.loads(error) if error else None,
+                scored_at=scored_at,
             )
-            records.append(
-                Record(
-                    id=ident,
-                    team=team,
-                    path=path,
-                    submitted_at=datetime.fromisoformat(when),
-                    selected=bool(selected),
-                    status=Status(status),
-                    current=fresh,
-                    overall=overall,
-                    public=public,
-                    private=private,
-                    error=json.loads(error) if error else None,
-                    scored_at=scored_at,
-                )
-            )
-        return records
+            for (
+                ident,
+                team,
+                path,
+                when,
+                selected,
+                status,
+                overall,
+                public,
+                private_score,
+                error,
+                scored_at,
+            ) in rows
+        ]
 
     def per_user(self, idents: Iterable[int], split: Split) -> dict[int, np.ndarray]:
-        """The stored per-user NDCG of some submissions on one split, aligned with the
+        """The stored per-user scores of some verdicts on one split, aligned with the
         split's users in their solution's order (NaN: a user the scorer left out)."""
         if split not in SPLITS:
             raise ValueError(f"split {split!r}; expected one of {', '.join(SPLITS)}")
@@ -428,8 +332,7 @@ class Store:
             return {}
         marks = ",".join("?" * len(wanted))
         rows = self.db.execute(
-            "SELECT submission_id, ndcg FROM per_user "
-            f"WHERE split = ? AND submission_id IN ({marks})",
+            f"SELECT verdict, ndcg FROM per_user WHERE split = ? AND verdict IN ({marks})",
             [str(split), *wanted],
         ).fetchall()
         return {ident: np.frombuffer(blob, dtype="<f8") for ident, blob in rows}

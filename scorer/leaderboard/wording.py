@@ -1,16 +1,29 @@
-"""Wording shared by every human-readable format: columns, cells, titles and notes."""
+"""Wording shared by every human-readable format: columns, cells, titles and notes. A team
+name goes through the format's own function (`literal`): it is data, never markup."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 
 from scorer.competition import Split
 from scorer.leaderboard.boards import Board, Boards, Phase, Row
+from scorer.leaderboard.literal import shown
 from scorer.leaderboard.store import Status
 
 #: Decimals of a score on a board meant for people (JSON and CSV keep every digit).
 SCORE_DECIMALS = 6
 INTERVAL_DECIMALS = 4
+
+#: How a format writes a piece of text: a team name, or the scorer's own words.
+Writer = Callable[[str], str]
+
+#: What the shading of a row means, in the legend of every format that shades rows.
+TIE = "a paired permutation test cannot tell the team from the next one below (p ≥ 0.05)"
+
+
+def same(text: str) -> str:
+    return text
 
 
 def score(value: float) -> str:
@@ -47,33 +60,59 @@ def title(board: Board) -> str:
     return f"{split} leaderboard — {metric} on {board.users:,} {board.name} users"
 
 
-def notes(boards: Boards) -> list[str]:
-    """Lines under the boards: the method, who is not ranked, and what is hidden or pending."""
-    lines = [
-        f"Intervals: 95% bootstrap over users ({boards.resamples:,} resamples, seed "
-        f"{boards.seed}).",
-        "tie: a paired permutation test cannot tell the team from the next one below (p ≥ 0.05).",
-        "Equal scores: the earlier submission ranks first.",
+def heading(boards: Boards, chosen: str | None = None) -> str:
+    """The name a page or a post gives the boards: `--title`, or the competition's."""
+    return chosen or f"{boards.competition[:1].upper()}{boards.competition[1:]} leaderboard"
+
+
+def notes(boards: Boards, team: Writer = shown, plain: Writer = same) -> list[str]:
+    """Lines under the boards: whether they are stale, the method, who is not ranked, and
+    what is hidden. Team names go through `team`, the scorer's own words through `plain`."""
+    lines = []
+    if boards.stale is not None:
+        lines.append(plain(stale(boards)))
+    lines += [
+        plain(
+            f"Intervals: 95% bootstrap over users ({boards.resamples:,} resamples, seed "
+            f"{boards.seed})."
+        ),
+        plain(f"tie: {TIE}."),
+        plain("Equal scores: the earlier submission ranks first."),
     ]
     if boards.phase is Phase.PUBLIC:
-        lines.append("Private leaderboard: hidden until the final phase.")
-    for team in boards.unranked:
+        lines.append(plain("Private leaderboard: hidden until the final phase."))
+    for entry in boards.unranked:
         why = [
             f"{n} {what}"
-            for n, what in (
-                (team.rejected, Status.REJECTED),
-                (team.failed, Status.FAILED),
-                (team.pending, Status.PENDING),
-            )
+            for n, what in ((entry.rejected, Status.REJECTED), (entry.failed, Status.FAILED))
             if n
         ]
-        lines.append(f"Not ranked: {team.team} ({', '.join(why) or 'no submission'}).")
-    if boards.pending:
-        lines.append(
-            f"{boards.pending} submission(s) not yet scored under the current solution, "
-            "scorer version and options: run `scorer leaderboard score` again."
-        )
+        reason = ", ".join(why) or "no submission"
+        lines.append(plain("Not ranked: ") + team(entry.team) + plain(f" ({reason})."))
     return lines
+
+
+def stale(boards: Boards) -> str:
+    """Why the boards are not the latest word (see `Stale`)."""
+    found = boards.stale
+    if found is None:
+        return ""
+    source = (
+        f"the run that finished at {utc(boards.as_of)}"
+        if boards.as_of is not None
+        else "no finished run (none has finished yet)"
+    )
+    return (
+        f"Stale: these boards are from {source}. A run started at {utc(found.started_at)} "
+        f"for {', '.join(found.reasons)} has not finished: it is under way or was interrupted "
+        f"({found.judged:,} of {found.total:,} submissions judged); run `scorer leaderboard "
+        "score` to finish it."
+    )
+
+
+def utc(moment: datetime) -> str:
+    """A time as the boards print it: `2024-05-01 14:00:00 UTC`."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def columns(board: Board) -> list[tuple[str, str]]:
@@ -81,7 +120,7 @@ def columns(board: Board) -> list[tuple[str, str]]:
     cols = [
         ("Rank", "right"),
         ("Team", "left"),
-        ("NDCG@20", "right"),
+        (board.metric.upper(), "right"),
         ("95% interval", "center"),
         ("vs next", "left"),
     ]
@@ -90,8 +129,8 @@ def columns(board: Board) -> list[tuple[str, str]]:
     return [*cols, ("Submitted (UTC)", "left"), ("Entries", "right")]
 
 
-def cells(board: Board, row: Row) -> list[str]:
-    values = [str(row.rank), row.team, score(row.score), interval(row), versus(row)]
+def cells(board: Board, row: Row, team: Writer = shown) -> list[str]:
+    values = [str(row.rank), team(row.team), score(row.score), interval(row), versus(row)]
     if board.name == Split.PRIVATE:
         values += [str(row.public_rank), shake(row), str(row.pick)]
     return [*values, when(row), str(row.entries)]

@@ -142,11 +142,15 @@ OUTCOME = _object(
 )
 
 BATCH = {
+    # organiser: every submission and report; public: each team's entries and best score.
+    "audience": {"enum": ["organiser", "public"]},
+    # scored + cached + rejected + failed + pending = total
     "total": COUNT,
     "scored": COUNT,
     "cached": COUNT,
     "rejected": COUNT,
     "failed": COUNT,
+    "pending": COUNT,
     "removed": COUNT,
     "submissions": {"type": "array", "items": OUTCOME},
     "failures": {
@@ -154,6 +158,10 @@ BATCH = {
         "items": {
             "allOf": [OUTCOME, _object({"error": _nullable({"$ref": "#/$defs/error"})})],
         },
+    },
+    "teams": {
+        "type": "array",
+        "items": _object({"team": TEXT, "entries": COUNT, "best_public": _nullable(NUMBER)}),
     },
 }
 
@@ -174,22 +182,57 @@ ROW = _object(
         "shake": _nullable({"type": "integer"}),
         "pick": TEXT,
     },
-    required=["rank", "team", "score", "tie_next", "submission", "entries"],
+    # `submission` (the file's path) is in the final phase's rows only.
+    required=["rank", "team", "score", "tie_next", "entries"],
 )
 
 BOARD = _object({"users": COUNT, "rows": {"type": "array", "items": ROW}})
 
+STALE = _object(
+    {
+        "reasons": {"type": "array", "items": TEXT},
+        "started_at": TEXT,
+        "judged": COUNT,
+        "total": COUNT,
+    }
+)
+
 BOARDS = {
     "phase": {"enum": [str(phase) for phase in Phase]},
+    "competition": TEXT,
     "metric": TEXT,
+    "as_of": _nullable(TEXT),
+    "stale": _nullable(STALE),
     "confidence": {"type": "object"},
     "public": BOARD,
     "private": BOARD,
     "unranked": {
         "type": "array",
-        "items": _object({"team": TEXT, "rejected": COUNT, "failed": COUNT, "pending": COUNT}),
+        "items": _object({"team": TEXT, "rejected": COUNT, "failed": COUNT}),
     },
-    "pending": COUNT,
+}
+
+#: Rules a success holds beyond its keys, by command.
+RULES: dict[str, dict[str, Any]] = {
+    # The organiser's record holds every submission; the public summary, teams only.
+    "leaderboard score": {
+        "if": {"properties": {"audience": {"const": "public"}}},
+        "then": {
+            "required": ["teams"],
+            "not": {"anyOf": [{"required": ["submissions"]}, {"required": ["failures"]}]},
+        },
+        "else": {"required": ["submissions", "failures"], "not": {"required": ["teams"]}},
+    },
+    # The public phase names no file.
+    "leaderboard show": {
+        "if": {"properties": {"phase": {"const": "public"}}},
+        "then": {
+            "not": {"required": ["private"]},
+            "properties": {
+                "public": {"properties": {"rows": {"items": {"not": {"required": ["submission"]}}}}}
+            },
+        },
+    },
 }
 
 #: What a successful output holds beyond the envelope, by command.
@@ -200,8 +243,9 @@ SUCCESS: dict[str, dict[str, Any]] = {
     "leaderboard show": BOARDS,
 }
 
-#: Keys a successful output may lack (the private board exists in the final phase only).
-OPTIONAL = {"private"}
+#: Keys a successful output may lack: the private board exists in the final phase only; a
+#: run's output holds submissions and failures (organiser) or teams (public).
+OPTIONAL = {"private", "submissions", "failures", "teams"}
 
 
 def build(command: str) -> dict[str, Any]:
@@ -213,6 +257,7 @@ def build(command: str) -> dict[str, Any]:
     }
     properties = {**head, "status": {"const": str(Status.OK)}, **SUCCESS[command]}
     success = _object(properties, [key for key in properties if key not in OPTIONAL])
+    success.update(RULES.get(command, {}))
     failure = _object(
         {
             **head,

@@ -1,0 +1,48 @@
+"""Text a participant chose (team names, file names) as data in every output: never markup,
+a link, a formula or a terminal's escape sequence."""
+
+from __future__ import annotations
+
+import re
+
+from scorer.leaderboard.names import MAX_TEAM_CHARS, escaped
+
+#: The most characters of a team name a human-readable output shows. The log refuses longer
+#: names; a name that was never checked (a database written before the check) is cut here,
+#: visibly, so that it cannot push the scores off a terminal or a page.
+SHOWN_CHARS = MAX_TEAM_CHARS + 16
+
+#: A spreadsheet evaluates a cell that starts with one of these (OWASP, "CSV Injection"):
+#: such a cell is written with a `'` before it, so that it is shown as text.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+#: ASCII punctuation that Markdown (CommonMark and GitHub's extensions) can read as syntax
+#: inside a table cell: links and images ([]()!), emphasis (*_~), code (`), the cell's end
+#: (|), autolinks (https: and a@b), math ($) and escapes (\). Each is escaped with a
+#: backslash, as is the dot of `www.` (an autolink too).
+_MARKDOWN = re.compile(r"([\\`*_\[\]()#!|~:@$])")
+_WWW = re.compile(r"(?i)\b(www)\.")
+
+
+def shown(text: str, limit: int = SHOWN_CHARS) -> str:
+    """A name for people: every control, bidirectional or invisible character escaped
+    visibly (`\\u202e`), and cut to `limit` characters with an ellipsis."""
+    visible = escaped(text)
+    return visible if len(visible) <= limit else visible[: limit - 1] + "…"
+
+
+def neutralised(text: str) -> tuple[str, bool]:
+    """A CSV cell a spreadsheet shows as text, and whether a `'` was added: one is added
+    when the text, after any `'` it starts with, starts with `FORMULA_START`, so that a
+    reader removes exactly one `'` from a cell it marks and gets the name back."""
+    if text.lstrip("'").startswith(FORMULA_START):
+        return "'" + text, True
+    return text, False
+
+
+def markdown(text: str) -> str:
+    """A name in a Markdown table cell: shown, `<`, `>` and `&` as HTML entities, every
+    other syntax character escaped with a backslash: `[x](https://…)` stays text, not a
+    link."""
+    cell = _WWW.sub(r"\1\\.", _MARKDOWN.sub(r"\\\1", shown(text)))
+    return cell.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
