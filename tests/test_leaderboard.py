@@ -17,7 +17,7 @@ import pytest
 import scorer
 from scorer.competition import Split
 from scorer.errors import MAX_EXAMPLES, Failure, HostError, Report, UsageError, error_object
-from scorer.leaderboard import batch
+from scorer.leaderboard import batch, worker
 from scorer.leaderboard.boards import Phase, Pick, load
 from scorer.leaderboard.confidence import RESAMPLES
 from scorer.leaderboard.demo import make_demo
@@ -62,7 +62,13 @@ def truth(world: Path) -> dict[str, scorer.ScoreResult]:
     }
 
 
+#: Judged in this process: a test's monkeypatch reaches the scorer (tests/test_worker.py and
+#: the isolation tests below judge in worker processes).
+IN_PROCESS = batch.Isolation(workers=0)
+
+
 def run(root: Path, **options: Any) -> batch.BatchResult:
+    options.setdefault("isolation", IN_PROCESS)
     return batch.score_log(
         root / "manifest.csv", root / "solution.csv", root / "board.db", **options
     )
@@ -87,7 +93,7 @@ def no_scoring(*args: Any, **kwargs: Any) -> None:
 
 def test_second_run_reuses_every_verdict(copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     before = stored(copy)
-    monkeypatch.setattr(batch, "score_submission", no_scoring)
+    monkeypatch.setattr(worker, "score_submission", no_scoring)
     result = run(copy)
     assert result.counts == {
         "total": FILES,
@@ -105,7 +111,7 @@ def test_second_run_reuses_every_verdict(copy: Path, monkeypatch: pytest.MonkeyP
 def test_same_bytes_rewritten_stay_cached(copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = copy / "submissions/alpha/tuned.csv"
     path.write_bytes(path.read_bytes())  # a new modification time, the same content
-    monkeypatch.setattr(batch, "score_submission", no_scoring)
+    monkeypatch.setattr(worker, "score_submission", no_scoring)
     assert run(copy).counts["cached"] == SCORED
 
 
@@ -151,7 +157,7 @@ def test_a_file_dropped_from_the_log_leaves_the_database(copy: Path) -> None:
 def test_a_crash_on_one_file_does_not_stop_the_batch(
     copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = batch.score_submission
+    real = worker.score_submission
 
     def flaky(path: Path, *args: Any, **kwargs: Any) -> scorer.ScoreResult:
         if path.name == "overfit.csv":
@@ -159,15 +165,20 @@ def test_a_crash_on_one_file_does_not_stop_the_batch(
         return real(path, *args, **kwargs)
 
     (copy / "submissions/bravo/overfit.csv").write_text("changed\n")  # forces a rescore
-    monkeypatch.setattr(batch, "score_submission", flaky)
+    monkeypatch.setattr(worker, "score_submission", flaky)
     result = run(copy)
     failed = [o for o in result.outcomes if o.status == "failed"]
     assert [o.path for o in failed] == ["submissions/bravo/overfit.csv"]
     assert failed[0].error == error_object(Failure.INTERNAL_ERROR, "RuntimeError: boom")
     assert result.counts["total"] == FILES
-    monkeypatch.setattr(batch, "score_submission", real)
-    again = run(copy)  # a failure is never cached
-    assert [o.path for o in again.outcomes if not o.cached] == ["submissions/bravo/overfit.csv"]
+    monkeypatch.setattr(worker, "score_submission", real)
+    again = run(copy)  # the same bytes keep their failed verdict
+    assert [o.path for o in again.outcomes if not o.cached] == []
+    assert [o.path for o in again.outcomes if o.status == "failed"] == [
+        "submissions/bravo/overfit.csv"
+    ]
+    retried = run(copy, retry_failed=True)  # unless asked
+    assert [o.path for o in retried.outcomes if not o.cached] == ["submissions/bravo/overfit.csv"]
 
 
 def test_an_interrupted_run_keeps_the_database_consistent(
@@ -175,7 +186,7 @@ def test_an_interrupted_run_keeps_the_database_consistent(
 ) -> None:
     root = tmp_path / "lb"
     shutil.copytree(world, root, ignore=shutil.ignore_patterns("board.db*"))
-    real = batch.score_submission
+    real = worker.score_submission
     calls = []
 
     def interrupted(*args: Any, **kwargs: Any) -> scorer.ScoreResult:
@@ -184,7 +195,7 @@ def test_an_interrupted_run_keeps_the_database_consistent(
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(batch, "score_submission", interrupted)
+    monkeypatch.setattr(worker, "score_submission", interrupted)
     with pytest.raises(KeyboardInterrupt):
         run(root)
     assert stored(root) == {}  # the boards change only when a run finishes
@@ -197,7 +208,7 @@ def test_an_interrupted_run_keeps_the_database_consistent(
     assert boards.public.rows == ()
     assert boards.stale is not None
     assert (boards.stale.judged, boards.stale.total) == (2, FILES)
-    monkeypatch.setattr(batch, "score_submission", real)
+    monkeypatch.setattr(worker, "score_submission", real)
     result = run(root)
     assert (result.counts["cached"], result.counts["scored"]) == (2, SCORED - 2)
     assert load(root / "board.db").stale is None

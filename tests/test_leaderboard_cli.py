@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 import scorer
 from scorer.cli import app
-from scorer.leaderboard import batch
+from scorer.leaderboard import worker
 
 runner = CliRunner()
 
@@ -94,15 +94,15 @@ def test_a_scorer_bug_on_one_file_exits_2_after_the_batch(
 ) -> None:
     root = tmp_path / "d"
     shutil.copytree(demo, root, ignore=shutil.ignore_patterns("board.db*"))
-    real = batch.score_submission
+    real = worker.score_submission
 
     def flaky(path: Path, *args: Any, **kwargs: Any) -> scorer.ScoreResult:
         if path.name == "tuned.csv":
             raise MemoryError("out of memory")
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(batch, "score_submission", flaky)
-    result = cli(*score_args(root, "--json"))
+    monkeypatch.setattr(worker, "score_submission", flaky)
+    result = cli(*score_args(root, "--json", "--workers", "0"))
     assert result.exit_code == 2
     data = json.loads(result.stdout)
     assert (data["scored"], data["failed"]) == (9, 1)

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 import scorer
 from scorer.cli import app
 from scorer.errors import Code
-from scorer.leaderboard import batch
+from scorer.leaderboard import batch, worker
 from scorer.leaderboard.batch import SolutionMismatch
 from scorer.leaderboard.boards import Phase, load
 from scorer.leaderboard.demo import make_demo
@@ -46,6 +46,7 @@ def copy(world: Path, tmp_path: Path) -> Path:
 
 
 def run(root: Path, solution: str = "solution.csv", **options: Any) -> batch.BatchResult:
+    options.setdefault("isolation", batch.Isolation(workers=0))  # monkeypatches reach it
     return batch.score_log(root / "manifest.csv", root / solution, root / "board.db", **options)
 
 
@@ -153,7 +154,7 @@ def test_during_a_rescore_the_previous_boards_are_shown_stale(
     else:
         for name in ("golf/worse.csv", "bravo/damaged.csv"):
             shutil.copy(copy / "submissions/alpha/tuned.csv", copy / "submissions" / name)
-    real, calls = batch.score_submission, []
+    real, calls = worker.score_submission, []
 
     def interrupted(*args: Any, **kwargs: Any) -> scorer.ScoreResult:
         calls.append(1)
@@ -161,7 +162,7 @@ def test_during_a_rescore_the_previous_boards_are_shown_stale(
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(batch, "score_submission", interrupted)
+    monkeypatch.setattr(worker, "score_submission", interrupted)
     with pytest.raises(KeyboardInterrupt):
         run(copy, **options)
     during = json.loads(shown(copy))
@@ -174,7 +175,7 @@ def test_during_a_rescore_the_previous_boards_are_shown_stale(
     assert "Stale: these boards are from the run that finished at" in table
     assert "has not finished: it is under way or was interrupted" in table
     assert "Stale:" in render(load(copy / "board.db"), "html")
-    monkeypatch.setattr(batch, "score_submission", real)
+    monkeypatch.setattr(worker, "score_submission", real)
     run(copy, **options)
     after = json.loads(shown(copy))
     assert after["stale"] is None

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,20 +15,26 @@ import numpy as np
 import polars as pl
 
 from scorer import __version__
-from scorer.api import score as score_submission
 from scorer.competition import LOST_ITEMS, Competition, Split, Stage
 from scorer.contract import Solution, read_solution
 from scorer.errors import (
     Code,
     Failure,
     ScorerError,
-    SubmissionError,
     UsageError,
-    error_object,
 )
 from scorer.leaderboard import runs
 from scorer.leaderboard.manifest import Submission, read_log
 from scorer.leaderboard.store import SPLITS, STAGE_CODES, Fingerprint, Status, Store
+from scorer.leaderboard.worker import (
+    DEFAULT_BUDGET,
+    DEFAULT_TIMEOUT,
+    Done,
+    Judge,
+    Task,
+    Workers,
+    judge,
+)
 from scorer.read import DEFAULT_LIMITS, Limits
 from scorer.scoring import NoLost
 
@@ -111,6 +117,18 @@ class BatchResult:
     def failures(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.status in (Status.REJECTED, Status.FAILED)]
 
+    @property
+    def bugs(self) -> list[Outcome]:
+        """Submissions that failed on a scorer bug in this run (not a cached verdict, and not
+        a worker over its memory or time, or killed: those are the submission's doing)."""
+        return [
+            o
+            for o in self.outcomes
+            if o.status == Status.FAILED
+            and not o.cached
+            and (o.error or {}).get("code") == Failure.INTERNAL_ERROR
+        ]
+
     def teams(self) -> list[Tally]:
         """Each team of the log, by name: how many of its submissions are scored, and its
         best public score."""
@@ -186,6 +204,8 @@ def score_log(
     limits: Limits = DEFAULT_LIMITS,
     progress: Progress | None = None,
     force: bool = False,
+    isolation: Isolation | None = None,
+    retry_failed: bool = False,
 ) -> BatchResult:
     """Read a log (manifest CSV or folder), then score it into the database at `db`."""
     entries = read_log(log)
@@ -199,7 +219,27 @@ def score_log(
             limits=limits,
             progress=progress,
             force=force,
+            isolation=isolation,
+            retry_failed=retry_failed,
         )
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How submissions are judged: in `workers` processes, each killed past `budget` bytes of
+    resident memory or `timeout` seconds on one submission (`worker.Workers`); `workers = 0`
+    judges them in this process, unguarded (a debugger, a test's monkeypatch)."""
+
+    workers: int = 1
+    budget: int = DEFAULT_BUDGET
+    timeout: float = DEFAULT_TIMEOUT
+    #: How one submission is judged: `worker.judge`, or a stand-in (a module-level function,
+    #: so that a spawned worker can import it) in the tests.
+    judge: Judge = judge
+
+    def __post_init__(self) -> None:
+        if self.workers < 0 or self.budget < 1 or self.timeout <= 0:
+            raise ValueError(f"{self}: expected workers >= 0, budget >= 1 and timeout > 0")
 
 
 def score_entries(
@@ -212,41 +252,119 @@ def score_entries(
     limits: Limits = DEFAULT_LIMITS,
     progress: Progress | None = None,
     force: bool = False,
+    isolation: Isolation | None = None,
+    retry_failed: bool = False,
 ) -> BatchResult:
     """Score each submission whose content, solution, scorer version or options changed since
     its stored verdict; reuse the rest. One broken file never stops the batch: it is recorded
-    as rejected (the participant's problem) or failed (a scorer bug) and the batch goes on.
-    A broken solution stops it before any submission is touched (`HostError`).
+    as rejected (the participant's problem) or failed (a scorer bug, or its worker ran out of
+    memory or time, or died) and the batch goes on; a failed verdict is reused like the others
+    unless `retry_failed`. A broken solution stops it before any submission is touched
+    (`HostError`).
 
     The boards change only when the run finishes. Under a solution, scorer version or options
     that no run has finished with yet, the run stops (`SolutionMismatch`, nothing kept) as
     soon as more than half of the log is rejected for missing or unknown users, unless
     `force`."""
     policy = NoLost.of(no_lost)
+    isolation = isolation if isolation is not None else Isolation()
     truth = _Truth(solution, competition, limits, store)
     fingerprint = Fingerprint(truth.digest, __version__, config_of(policy, limits, competition))
     if not runs.has_solution(store, truth.digest):
         truth.load()  # a new solution: check it before anything is recorded under its hash
     watch = not force and not runs.is_published(store, fingerprint)
     run = runs.start(store, fingerprint, len(entries))
-    outcomes: list[Outcome] = []
-    verdicts: list[int] = []
+    outcomes: dict[int, Outcome] = {}
+    verdicts: dict[int, int] = {}
+    digests: dict[int, str | None] = {}
     wrong = 0
-    if progress is not None:
-        progress(0, len(entries), None)
-    for entry in entries:
-        outcome, verdict = _one(entry, store, truth, fingerprint, run, policy, limits)
-        outcomes.append(outcome)
-        verdicts.append(verdict)
+
+    def done(index: int, outcome: Outcome, verdict: int) -> None:
+        nonlocal wrong
+        outcomes[index], verdicts[index] = outcome, verdict
         wrong += outcome.wrong_users
         if watch and wrong * 2 > len(entries):
             runs.stop(store, run)
             raise SolutionMismatch(_mismatch(wrong, len(outcomes), len(entries), truth))
         if progress is not None:
             progress(len(outcomes), len(entries), outcome)
-    result = BatchResult(outcomes=tuple(outcomes), removed=0, total=len(entries))
-    removed = runs.finish(store, run, list(zip(entries, verdicts, strict=True)), result.counts)
+
+    if progress is not None:
+        progress(0, len(entries), None)
+    for index, entry in enumerate(entries):
+        digests[index] = file_hash(entry.path, limits)
+        known = runs.cached(
+            store, entry.team, entry.key, digests[index], fingerprint, failed=not retry_failed
+        )
+        if known is not None:
+            runs.note_judged(store, run)
+            outcome = Outcome(entry.team, entry.key, known.status, True, known.public, known.error)
+            done(index, outcome, known.id)
+    jobs = [(i, entry.path) for i, entry in enumerate(entries) if i not in outcomes]
+    if jobs:
+        answers, ids, stages = truth.load()
+        task = Task(answers, competition, policy, limits)
+        with closing(_judged(task, jobs, isolation)) as judged:  # workers stop on any exit
+            for verdict in judged:
+                i = verdict.index
+                outcome, ident = _record(entries[i], verdict, digests[i], ids, stages, store, run)
+                done(i, outcome, ident)
+    ordered = tuple(outcomes[i] for i in range(len(entries)))
+    result = BatchResult(outcomes=ordered, removed=0, total=len(entries))
+    pairs = [(entry, verdicts[i]) for i, entry in enumerate(entries)]
+    removed = runs.finish(store, run, pairs, result.counts)
     return dataclasses.replace(result, removed=removed)
+
+
+def _judged(
+    task: Task, jobs: list[tuple[int, Path]], isolation: Isolation
+) -> Generator[Done, None, None]:
+    """Each job's verdict, from worker processes (in the order they finish) or, with no
+    workers, from this process (in order)."""
+    if isolation.workers == 0:
+        yield from (isolation.judge(task, index, path) for index, path in jobs)
+        return
+    with Workers(
+        task,
+        workers=min(isolation.workers, len(jobs)),
+        budget=isolation.budget,
+        timeout=isolation.timeout,
+        judge=isolation.judge,
+    ) as pool:
+        yield from pool.judge(jobs)
+
+
+def _record(
+    entry: Submission,
+    verdict: Done,
+    digest: str | None,
+    ids: np.ndarray,
+    stages: np.ndarray,
+    store: Store,
+    run: int,
+) -> tuple[Outcome, int]:
+    """Store one fresh verdict: its outcome and its verdict id."""
+    result = verdict.result
+    scores: dict[str, Any] | None = None
+    per_user: dict[Split, np.ndarray] | None = None
+    public: float | None = None
+    if result is not None:
+        public, scores = result.public, result.to_dict()
+        values = aligned(result.per_user, ids, str(result.competition.metric))
+        # A split's users are the solution's users of the stage of the same name.
+        per_user = {split: values[stages == STAGE_CODES[Stage(split)]] for split in SPLITS}
+    ident = runs.save(
+        store,
+        run,
+        entry,
+        status=verdict.status,
+        content_hash=digest,
+        scores=scores,
+        error=verdict.error,
+        per_user=per_user,
+        seconds=verdict.seconds,
+    )
+    return Outcome(entry.team, entry.key, verdict.status, False, public, verdict.error), ident
 
 
 def _mismatch(wrong: int, judged: int, total: int, truth: _Truth) -> str:
@@ -302,56 +420,6 @@ class _Truth:
             runs.add_solution(self.store, self.digest, ids, stages)
             self._solution, self._ids, self._stages = solution, ids, stages
         return self._solution, self._ids, self._stages
-
-
-def _one(
-    entry: Submission,
-    store: Store,
-    truth: _Truth,
-    fingerprint: Fingerprint,
-    run: int,
-    policy: NoLost,
-    limits: Limits,
-) -> tuple[Outcome, int]:
-    """Judge one submission (from the cache when it can): its outcome and its verdict id."""
-    digest = file_hash(entry.path, limits)
-    known = runs.cached(store, entry.team, entry.key, digest, fingerprint)
-    if known is not None:
-        runs.note_judged(store, run)
-        return Outcome(entry.team, entry.key, known.status, True, known.public, known.error), (
-            known.id
-        )
-    solution, ids, stages = truth.load()
-    started = time.perf_counter()
-    scores: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-    per_user: dict[Split, np.ndarray] | None = None
-    public: float | None = None
-    try:
-        result = score_submission(entry.path, solution, no_lost=policy, limits=limits)
-    except SubmissionError as exc:
-        status, error = Status.REJECTED, exc.to_dict()
-    except Exception as exc:  # a scorer bug on one file must not stop the batch
-        status = Status.FAILED
-        error = error_object(Failure.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
-    else:
-        status, public = Status.SCORED, result.public
-        scores = result.to_dict()
-        values = aligned(result.per_user, ids, str(result.competition.metric))
-        # A split's users are the solution's users of the stage of the same name.
-        per_user = {split: values[stages == STAGE_CODES[Stage(split)]] for split in SPLITS}
-    ident = runs.save(
-        store,
-        run,
-        entry,
-        status=status,
-        content_hash=digest,
-        scores=scores,
-        error=error,
-        per_user=per_user,
-        seconds=time.perf_counter() - started,
-    )
-    return Outcome(entry.team, entry.key, status, False, public, error), ident
 
 
 def aligned(per_user: pl.DataFrame, ids: np.ndarray, metric: str = "ndcg") -> np.ndarray:

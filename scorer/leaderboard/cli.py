@@ -19,8 +19,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from scorer.errors import Failure, UsageError, error_object
-from scorer.leaderboard.batch import BatchResult, Outcome, score_log
+from scorer.errors import Failure, UsageError, error_object, size
+from scorer.leaderboard.batch import BatchResult, Isolation, Outcome, score_log
 from scorer.leaderboard.batch import Progress as OnProgress
 from scorer.leaderboard.boards import Phase, load
 from scorer.leaderboard.confidence import RESAMPLES, SEED
@@ -28,6 +28,7 @@ from scorer.leaderboard.demo import DEMO_USERS, make_demo
 from scorer.leaderboard.render import Format, format_for, render
 from scorer.leaderboard.store import Status
 from scorer.leaderboard.terminal import batch_text, renderables, summary_text, table_text
+from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, default_workers
 from scorer.scoring import NoLost
 from scorer.shell import (
     HOST,
@@ -126,6 +127,42 @@ def score(
             "and best public score (no file, no report).",
         ),
     ] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N",
+            min=0,
+            help="Worker processes judging submissions (0: in this process, unguarded). "
+            "Default: one a core, as many as the memory holds at --max-memory each.",
+        ),
+    ] = None,
+    max_memory: Annotated[
+        int,
+        typer.Option(
+            metavar="BYTES",
+            min=1 << 20,
+            show_default=size(DEFAULT_BUDGET),
+            help="Resident memory a worker may use on one submission; past it the "
+            "submission fails (out_of_memory) and the batch goes on.",
+        ),
+    ] = DEFAULT_BUDGET,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            metavar="SECONDS",
+            min=0.001,
+            help="Time a worker may spend on one submission; past it the submission fails "
+            "(timed_out) and the batch goes on.",
+        ),
+    ] = DEFAULT_TIMEOUT,
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed",
+            help="Judge again the submissions that failed before (by default the same bytes "
+            "keep their failed verdict).",
+        ),
+    ] = False,
 ) -> None:
     """Score every new or changed submission of the log into the database; the rest is
     reused from it. A broken file never stops the batch: every rejected or failed submission
@@ -138,8 +175,10 @@ def score(
 
     Exit 0: the batch ran to the end (rejections are recorded, listed and normal). 1: with
     --strict, some submission is rejected. 2: a usage error, a broken manifest or solution,
-    a run stopped for a likely wrong solution, or a submission that failed on a scorer bug.
-    130: interrupted (finished work is kept; the boards are unchanged).
+    a run stopped for a likely wrong solution, or a submission that failed on a scorer bug
+    in this run. A submission that runs out of memory or time, or takes its worker down, is
+    recorded as failed with its reason and does not change the exit code. 130: interrupted
+    (finished work is kept; the boards are unchanged).
     """
     show_bar = not as_json and sys.stdout.isatty()
 
@@ -153,11 +192,17 @@ def score(
                 no_lost=no_lost,
                 progress=progress,
                 force=force,
+                isolation=Isolation(
+                    workers=default_workers(max_memory) if workers is None else workers,
+                    budget=max_memory,
+                    timeout=timeout,
+                ),
+                retry_failed=retry_failed,
             )
 
     result = _guard("leaderboard score", as_json, run)
     counts = result.counts
-    if counts["failed"]:
+    if result.bugs:
         code, failure, what = HOST, Failure.SUBMISSIONS_FAILED, "failed"
     elif strict and counts["rejected"]:
         code, failure, what = REJECTED, Failure.SUBMISSIONS_REJECTED, "rejected"
@@ -170,7 +215,8 @@ def score(
         if code == OK:
             emit("leaderboard score", done)
         else:
-            message = f"{counts[what]} of {counts['total']} submissions {what}"
+            found = len(result.bugs) if what == "failed" else counts[what]
+            message = f"{found} of {counts['total']} submissions {what}"
             emit("leaderboard score", {**done, "error": error_object(failure, message)}, code)
     if code != OK:
         raise typer.Exit(code)

@@ -117,17 +117,27 @@ def _collect(store: Store, run: int) -> None:
 
 
 def cached(
-    store: Store, team: str, key: str, content_hash: str | None, fingerprint: Fingerprint
+    store: Store,
+    team: str,
+    key: str,
+    content_hash: str | None,
+    fingerprint: Fingerprint,
+    *,
+    failed: bool = True,
 ) -> Cached | None:
-    """The verdict the cache holds for this content under this fingerprint, if any (a
-    failed one is never reused, nor one of a file that could not be read)."""
+    """The verdict the cache holds for this content under this fingerprint, if any: a failed
+    one too unless `failed` is off (`--retry-failed`), so that the same bytes do not take a
+    worker down on every run; never one of a file that could not be read."""
     if not content_hash:
         return None
+    statuses = (Status.SCORED, Status.REJECTED, Status.FAILED)[: 3 if failed else 2]
+    marks = ", ".join("?" * len(statuses))
     row = store.db.execute(
         "SELECT v.id, status, public, error FROM verdicts v "
         "JOIN fingerprints f ON f.id = v.fingerprint "
         "WHERE team = ? AND path = ? AND content_hash = ? AND solution_hash = ? "
-        "AND scorer_version = ? AND config = ? AND status IN ('scored', 'rejected')",
+        f"AND scorer_version = ? AND config = ? AND status IN ({marks}) "
+        "ORDER BY v.id DESC LIMIT 1",
         (
             team,
             key,
@@ -135,6 +145,7 @@ def cached(
             fingerprint.solution_hash,
             fingerprint.scorer_version,
             fingerprint.config,
+            *map(str, statuses),
         ),
     ).fetchone()
     if row is None:

@@ -38,6 +38,12 @@ POLL = 0.05
 #: How long a worker may take to stop when the batch ends, before it is killed, in seconds.
 GRACE = 5.0
 
+#: Resident memory a worker may use on one submission, in bytes (`--max-memory`).
+DEFAULT_BUDGET = 4 << 30
+
+#: Seconds a worker may spend on one submission (`--timeout`).
+DEFAULT_TIMEOUT = 600.0
+
 
 @dataclass(frozen=True)
 class Task:
@@ -136,8 +142,12 @@ class Workers:
         queue = deque(jobs)
         while queue or any(slot.job is not None for slot in self._slots):
             while queue and (slot := self._idle()) is not None:
+                try:
+                    slot.conn.send(queue[0])
+                except OSError:  # the worker died between two submissions: replace it
+                    self._drop(slot)
+                    continue
                 slot.job, slot.started = queue.popleft(), time.monotonic()
-                slot.conn.send(slot.job)
             busy = [slot for slot in self._slots if slot.job is not None]
             ready = wait([slot.conn for slot in busy], timeout=POLL)
             for slot in busy:
@@ -158,6 +168,12 @@ class Workers:
                 slot.process.join()
             slot.conn.close()
         self._slots.clear()
+
+    def _drop(self, slot: _Slot) -> None:
+        """Forget a worker that is dead or killed."""
+        slot.process.join()
+        slot.conn.close()
+        self._slots.remove(slot)
 
     def _idle(self) -> _Slot | None:
         for slot in self._slots:
@@ -206,9 +222,7 @@ class Workers:
         seconds = time.monotonic() - slot.started
         if kill:
             slot.process.kill()
-            slot.process.join()
-        slot.conn.close()
-        self._slots.remove(slot)
+        self._drop(slot)
         error = error_object(failure, f"the submission {reason}")
         return Done(index, Status.FAILED, None, error, seconds)
 
