@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from scorer.errors import Code, Issue, Report, shorten, single
-from scorer.read.source import Limits, Rejected
+from scorer.read.limits import Limits, Rejected
 
 
 def check_header(

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, TypeAlias
 
 import polars as pl
 
-from scorer.errors import Code, Report, shorten, single
+from scorer.errors import Code, single
+from scorer.read.files import HEAD, FileKind, check_regular, kind_of, open_regular, sniff
+from scorer.read.inflate import inflate
+from scorer.read.limits import Limits, Rejected
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -22,40 +25,6 @@ TableLike: TypeAlias = "str | Path | pl.DataFrame | pl.LazyFrame | pd.DataFrame"
 CHUNK = 16 << 20
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Caps that keep a hostile file from exhausting memory; each breach is a clear error."""
-
-    max_file_bytes: int = 4 << 30
-    max_decompressed_bytes: int = 8 << 30
-    max_rows: int = 250_000_000
-    max_line_bytes: int = 4096
-
-    def check_rows(self, file: str, count: int, what: str = "the file has {count} rows") -> None:
-        """`Rejected` (too_many_rows) when `count` rows are over the cap; `what` says what
-        holds them, as the message puts it."""
-        if count > self.max_rows:
-            found = what.replace("{count}", f"{count:,}")  # not format: words are data
-            raise Rejected(
-                single(
-                    file,
-                    Code.TOO_MANY_ROWS,
-                    f"{file}: {found}; at most {self.max_rows:,} are accepted",
-                )
-            )
-
-
-DEFAULT_LIMITS = Limits()
-
-
-class Rejected(Exception):
-    """Raised inside the readers; the caller turns it into a participant or host error."""
-
-    def __init__(self, report: Report) -> None:
-        self.report = report
-        super().__init__(report.render())
-
-
 def describe(source: TableLike) -> str:
     """The name a report gives a source: the file name, or what kind of frame it is."""
     if isinstance(source, str | Path):
@@ -63,49 +32,11 @@ def describe(source: TableLike) -> str:
     return f"<{type(source).__module__.split('.')[0]} DataFrame>"
 
 
-def kind_of(path: Path) -> Literal["csv", "csv.gz", "parquet"] | None:
-    name = path.name.lower()
-    if name.endswith(".csv.gz"):
-        return "csv.gz"
-    if name.endswith(".csv"):
-        return "csv"
-    if name.endswith(".parquet"):
-        return "parquet"
-    return None
-
-
-_MAGIC = {
-    b"\x1f\x8b": "gzip-compressed",
-    b"PAR1": "a Parquet file",
-    b"PK\x03\x04": "a ZIP archive or Excel workbook",
-    b"\xd0\xcf\x11\xe0": "an old Excel workbook",
-    b"\x89PNG": "a PNG image",
-    b"%PDF": "a PDF document",
-}
-
-
-def _sniff(head: bytes) -> str | None:
-    """What a file that should be CSV text is instead, judged by its first bytes."""
-    for magic, what in _MAGIC.items():
-        if head.startswith(magic):
-            return what
-    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if stripped[:1] in (b"{", b"["):
-        return "JSON"
-    if b"\x00" in head[:4096]:
-        return "binary data (it holds NUL bytes)"
-    return None
-
-
-def open_path(
-    path: Path, file: str, limits: Limits, *, inflate_to: Path | None = None
-) -> tuple[str, Path | bytes]:
-    """Check a path exists, is within limits and is what its suffix says; return its kind and
-    its content: the path itself for a plain CSV or Parquet file; for a gzip file its
-    decompressed bytes, or with `inflate_to` that path, written with them (memory bounded
-    by a chunk)."""
-    if not path.is_file():
-        raise Rejected(single(file, Code.FILE_NOT_FOUND, f"{file}: no such file"))
+def check_path(path: Path, file: str, limits: Limits) -> FileKind:
+    """The kind of file at `path`, once it is judged from cheap facts: a regular file
+    (`check_regular`), named .csv, .csv.gz or .parquet, within the size cap, and whose first
+    bytes are what its name says (`sniff`)."""
+    found = check_regular(path, file)
     kind = kind_of(path)
     if kind is None:
         raise Rejected(
@@ -116,18 +47,9 @@ def open_path(
                 "or .parquet",
             )
         )
-    size = path.stat().st_size
-    if size > limits.max_file_bytes:
-        raise Rejected(
-            single(
-                file,
-                Code.FILE_TOO_LARGE,
-                f"{file}: the file has {size:,} bytes; at most {limits.max_file_bytes:,} "
-                "are accepted",
-            )
-        )
-    with path.open("rb") as handle:
-        head = handle.read(8192)
+    limits.check_size(file, found.st_size)
+    with open_regular(path, file) as handle:
+        head = handle.read(8 if kind == "csv.gz" else HEAD)
     if kind == "csv.gz":
         if not head.startswith(b"\x1f\x8b"):
             raise Rejected(
@@ -137,15 +59,9 @@ def open_path(
                     f"{file}: the name ends in .gz but the file is not gzip-compressed",
                 )
             )
-        if inflate_to is None:
-            return kind, gunzip(path, file, limits)
-        with inflate_to.open("wb") as out:
-            for piece in _inflate(path, file, limits):
-                out.write(piece)
-        return kind, inflate_to
-    if kind == "parquet":
-        if size and not head.startswith(b"PAR1"):
-            instead = _sniff(head) or "not a Parquet file"
+    elif kind == "parquet":
+        if head and not head.startswith(b"PAR1"):
+            instead = sniff(head) or "not a Parquet file"
             raise Rejected(
                 single(
                     file,
@@ -153,63 +69,37 @@ def open_path(
                     f"{file}: the name ends in .parquet but the file is {instead}",
                 )
             )
-        return kind, path
-    what = _sniff(head)
-    if what is not None:
-        hint = "; name it .csv.gz" if what == "gzip-compressed" else ""
-        raise Rejected(
-            single(file, Code.FILE_FORMAT, f"{file}: expected CSV text, found {what}{hint}")
-        )
-    return kind, path
-
-
-def gunzip(path: Path, file: str, limits: Limits) -> bytes:
-    """Decompress every gzip member into memory, stopping as soon as the output passes the
-    cap."""
-    return b"".join(_inflate(path, file, limits))
-
-
-def _inflate(path: Path, file: str, limits: Limits) -> Iterator[bytes]:
-    """The decompressed pieces of every gzip member, in order; `Rejected` as soon as the output
-    passes the cap, or for truncated or corrupt data."""
-    total = 0
-    inflater = zlib.decompressobj(wbits=31)
-    inside = False  # a member was started and has not ended yet
-    try:
-        with path.open("rb") as handle:
-            while chunk := handle.read(CHUNK):
-                while chunk:
-                    inside = True
-                    piece = inflater.decompress(chunk, CHUNK)
-                    total += len(piece)
-                    if total > limits.max_decompressed_bytes:
-                        raise Rejected(
-                            single(
-                                file,
-                                Code.FILE_TOO_LARGE,
-                                f"{file}: the file expands to more than "
-                                f"{limits.max_decompressed_bytes:,} bytes when decompressed",
-                            )
-                        )
-                    yield piece
-                    if inflater.eof:
-                        inside = False
-                        chunk = inflater.unused_data
-                        inflater = zlib.decompressobj(wbits=31)
-                        if not chunk.startswith(b"\x1f\x8b"):
-                            if chunk.strip(b"\x00"):  # only zero padding may follow, as
-                                raise zlib.error("unexpected bytes after the gzip data")
-                            break  # some tools write it after the last member
-                    else:
-                        chunk = inflater.unconsumed_tail
-        if inside:
-            raise zlib.error("the data ends in the middle of a compressed member")
-    except zlib.error as exc:
-        raise Rejected(
-            single(
-                file, Code.FILE_CORRUPT, f"{file}: the gzip data is truncated or corrupt ({exc})"
+    else:
+        what = sniff(head)
+        if what is not None:
+            hint = "; name it .csv.gz" if what == "gzip-compressed" else ""
+            raise Rejected(
+                single(file, Code.FILE_FORMAT, f"{file}: expected CSV text, found {what}{hint}")
             )
-        ) from None
+    return kind
+
+
+def open_path(path: Path, file: str, limits: Limits, *, inflate_to: Path) -> tuple[FileKind, Path]:
+    """`check_path`, then the file to read: the path itself for a plain CSV or Parquet file,
+    for a gzip file the new file `inflate_to`, written with its expansion (`inflate`)."""
+    kind = check_path(path, file, limits)
+    if kind != "csv.gz":
+        return kind, path
+    inflate(path, file, limits, inflate_to)
+    return kind, inflate_to
+
+
+@contextmanager
+def opened(path: Path, file: str, limits: Limits) -> Iterator[tuple[FileKind, Path]]:
+    """`open_path` with a gzip file expanded into a temporary folder, removed at the end."""
+    kind = check_path(path, file, limits)
+    if kind != "csv.gz":
+        yield kind, path
+        return
+    with tempfile.TemporaryDirectory(prefix="scorer-gzip-") as folder:
+        inflated = Path(folder) / "inflated.csv"
+        inflate(path, file, limits, inflated)
+        yield kind, inflated
 
 
 def expanded_size(path: Path) -> int:
@@ -221,79 +111,6 @@ def expanded_size(path: Path) -> int:
     with path.open("rb") as handle:
         handle.seek(-4, 2)
         return max(size, int.from_bytes(handle.read(4), "little"))
-
-
-def read_parquet(
-    path: Path, file: str, limits: Limits = DEFAULT_LIMITS, *, words: Sequence[str] = ()
-) -> pl.DataFrame:
-    """Read a Parquet file after checking its row count and decompressed size in the footer,
-    so a small file that expands to many gigabytes is refused before it is read. pyarrow
-    decodes the pages: polars panics on some corrupt pages, or aborts the whole process
-    trying to allocate exabytes, where pyarrow raises an error. Text columns named in `words`
-    hold a few distinct words (a split): they are read as categories, not millions of
-    strings."""
-    import pyarrow.parquet as pq
-
-    try:
-        meta = pq.read_metadata(path)
-        rows = int(meta.num_rows)
-        size = sum(int(meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups))
-        text = ("string", "large_string")
-        schema = meta.schema.to_arrow_schema()
-        dictionary = [f.name for f in schema if f.name in words and str(f.type) in text]
-    except Exception:
-        rows, size, dictionary = 0, 0, []  # unreadable footer: the reader below names it
-    limits.check_rows(file, rows, "the table has {count} rows")
-    if size > limits.max_decompressed_bytes:
-        raise Rejected(
-            single(
-                file,
-                Code.FILE_TOO_LARGE,
-                f"{file}: the file expands to {size:,} bytes when decompressed; at most "
-                f"{limits.max_decompressed_bytes:,} are accepted",
-            )
-        )
-    try:
-        frame = pl.from_arrow(pq.read_table(path, read_dictionary=dictionary))
-        if not isinstance(frame, pl.DataFrame):  # pragma: no cover - a table gives a frame
-            raise TypeError(f"expected a table, got {type(frame).__name__}")
-        return frame
-    except (Exception, pl.exceptions.PanicException) as exc:  # all mean the same to the user
-        raise Rejected(
-            single(
-                file,
-                Code.FILE_CORRUPT,
-                f"{file}: not a readable Parquet file ({type(exc).__name__})",
-            )
-        ) from None
-
-
-def to_polars(source: object, file: str) -> pl.DataFrame:
-    if isinstance(source, pl.LazyFrame):
-        return source.collect()
-    if isinstance(source, pl.DataFrame):
-        return source
-    if type(source).__module__.split(".")[0] == "pandas":
-        try:
-            converted = pl.from_pandas(cast(Any, source))
-        except Exception as exc:  # pyarrow refuses mixed or unknown object columns
-            raise Rejected(
-                single(
-                    file,
-                    Code.COLUMN_TYPE,
-                    f"{file}: the pandas frame cannot be read as typed columns "
-                    f"({type(exc).__name__}: {shorten(exc)}); expected integer columns",
-                )
-            ) from None
-        if isinstance(converted, pl.DataFrame):
-            return converted
-    raise Rejected(
-        single(
-            file,
-            Code.FILE_FORMAT,
-            f"expected a path or a polars/pandas DataFrame, got {type(source).__name__}",
-        )
-    )
 
 
 def header_names(line: str) -> list[str]:
