@@ -9,14 +9,12 @@ refused after its first piece, not after gigabytes.
 
 from __future__ import annotations
 
-import os
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from scorer.errors import Code, Report, single
+from scorer.errors import Code, single
 from scorer.read.files import BLOCK, HEAD, Output, open_regular, sniff
 from scorer.read.limits import Limits, Rejected
 
@@ -27,47 +25,16 @@ PIECE = 16 << 20
 _MAGIC = b"\x1f\x8b"
 
 
-@dataclass(frozen=True)
-class Cap:
-    """The most bytes a gzip file of `size` bytes may expand to, and which limit sets it."""
-
-    size: int
-    limits: Limits
-
-    @property
-    def bytes(self) -> int:
-        by_ratio = max(self.limits.expansion_grace_bytes, self.limits.max_expansion * self.size)
-        return min(self.limits.max_decompressed_bytes, by_ratio)
-
-    def report(self, file: str) -> Report:
-        limits = self.limits
-        if self.bytes == limits.max_decompressed_bytes:
-            message = (
-                f"{file}: the file expands to more than {limits.max_decompressed_bytes:,} "
-                "bytes when decompressed"
-            )
-        else:
-            message = (
-                f"{file}: the file expands to more than {self.bytes:,} bytes when "
-                f"decompressed, over {limits.max_expansion} times its {self.size:,} bytes; "
-                f"compressed CSV expands far less, and at most {limits.max_expansion} times "
-                "is accepted"
-            )
-        return single(file, Code.FILE_TOO_LARGE, message)
-
-
 def inflate(path: Path, file: str, limits: Limits, out: Path) -> int:
     """Decompress every gzip member of `path` into the new file `out` and return its size.
-    `Rejected` as soon as the output passes its `Cap`, when its first bytes are not CSV text
-    (`sniff`), or for truncated or corrupt data."""
+    `Rejected` as soon as the output passes a cap (`_check`), when its first bytes are not
+    CSV text (`sniff`), or for truncated or corrupt data."""
     with open_regular(path, file) as source, Output(out, "write the decompressed copy") as sink:
-        cap = Cap(os.fstat(source.fileno()).st_size, limits)
         head = bytearray()
         total = 0
-        for piece in _pieces(source, file):
+        for piece, read in _pieces(source, file):
             total += len(piece)
-            if total > cap.bytes:
-                raise Rejected(cap.report(file))
+            _check(file, total, read, limits)
             if len(head) < HEAD:
                 head += piece[: HEAD - len(head)]
                 if len(head) == HEAD:
@@ -76,6 +43,26 @@ def inflate(path: Path, file: str, limits: Limits, out: Path) -> int:
         if len(head) < HEAD:
             _judge(file, bytes(head))
     return total
+
+
+def _check(file: str, total: int, read: int, limits: Limits) -> None:
+    """`Rejected` (file_too_large) once `total` bytes of output pass the decompressed cap,
+    or, past the grace, are more than `max_expansion` times the `read` bytes they came from:
+    a bomb is refused after its first MiB of input, not after 100 times the whole file."""
+    if total > limits.max_decompressed_bytes:
+        message = (
+            f"{file}: the file expands to more than {limits.max_decompressed_bytes:,} bytes "
+            "when decompressed"
+        )
+    elif total > limits.expansion_grace_bytes and total > limits.max_expansion * read:
+        message = (
+            f"{file}: the file expands more than {limits.max_expansion} times when "
+            f"decompressed ({total:,} bytes from its first {read:,}); compressed CSV expands "
+            f"3 to 10 times, and at most {limits.max_expansion} times is accepted"
+        )
+    else:
+        return
+    raise Rejected(single(file, Code.FILE_TOO_LARGE, message))
 
 
 def _judge(file: str, head: bytes) -> None:
@@ -88,13 +75,16 @@ def _judge(file: str, head: bytes) -> None:
         )
 
 
-def _pieces(source: BinaryIO, file: str) -> Iterator[bytes]:
-    """The decompressed pieces of every gzip member, in order, each at most `PIECE` bytes;
-    `Rejected` (file_corrupt) for truncated or corrupt data."""
+def _pieces(source: BinaryIO, file: str) -> Iterator[tuple[bytes, int]]:
+    """The decompressed pieces of every gzip member, in order, each at most `PIECE` bytes,
+    with the bytes of input read so far; `Rejected` (file_corrupt) for truncated or corrupt
+    data."""
     inflater = zlib.decompressobj(wbits=31)
     inside = False  # a member was started and has not ended yet
+    read = 0
     try:
         while chunk := source.read(BLOCK):
+            read += len(chunk)
             full = False  # a piece of `PIECE` bytes: more output may wait inside zlib
             while chunk or full:
                 if not inside:
@@ -106,7 +96,7 @@ def _pieces(source: BinaryIO, file: str) -> Iterator[bytes]:
                 piece = inflater.decompress(chunk, PIECE)
                 full = len(piece) == PIECE
                 if piece:
-                    yield piece
+                    yield piece, read
                 if inflater.eof:
                     inside = full = False
                     chunk = inflater.unused_data

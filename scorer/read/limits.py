@@ -19,11 +19,11 @@ class Limits:
     #: Columns of a header or a Parquet schema: a submission has 2 to 4, and a reader pays
     #: for every column a file names (100,000 of them took 1.4 GB before any check).
     max_columns: int = 1000
-    #: A .csv.gz may expand to at most this many times its size on disk once it is past
-    #: `expansion_grace_bytes`: CSV of ids compresses 3 to 10 times, a bomb 200 to 1,000
-    #: times. Apache POI's zip-bomb guard uses the same ratio (its minimum inflate ratio,
-    #: 0.01); small files are spared, as POI spares small entries, since a short file of
-    #: repeated rows may compress better and costs nothing.
+    #: Once a .csv.gz has expanded past `expansion_grace_bytes`, its output may be at most
+    #: this many times the compressed bytes read so far: CSV of ids compresses 3 to 10 times,
+    #: a bomb 200 to 1,000 times. Apache POI's zip-bomb guard uses the same ratio (its
+    #: minimum inflate ratio, 0.01) and spares small entries as the grace spares small files,
+    #: since a short file of repeated rows may compress better and costs nothing.
     max_expansion: int = 100
     expansion_grace_bytes: int = 64 << 20
     #: A Parquet footer (the schema and the metadata of every row group) is parsed whole
