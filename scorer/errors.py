@@ -264,11 +264,12 @@ class FileSystemError(ScorerError):
     exit_code = 2
 
     @classmethod
-    def of(cls, exc: OSError, doing: str, path: object = None) -> FileSystemError:
+    def of(cls, exc: OSError, doing: str | None = None, path: object = None) -> FileSystemError:
         """`path: cannot <doing>: <the system's reason>` (`path` defaults to the error's)."""
         where = path if path is not None else exc.filename
         reason = exc.strerror or str(exc) or type(exc).__name__
-        return cls(f"{where}: cannot {doing}: {reason}" if where else f"cannot {doing}: {reason}")
+        said = reason if doing is None else f"cannot {doing}: {reason}"
+        return cls(f"{where}: {said}" if where is not None else said)
 
 
 def file_error(role: str, report: Report) -> ScorerError:

@@ -11,7 +11,7 @@ import typer
 from polars.exceptions import PanicException
 
 from scorer.competition import LOST_ITEMS, Competition
-from scorer.errors import ScorerError
+from scorer.errors import FileSystemError, ScorerError
 
 #: Exit codes, stable for automation.
 OK, REJECTED, HOST, INTERRUPTED = 0, 1, 2, 130
@@ -36,7 +36,8 @@ def competition_of(path: Path | None) -> Competition:
 
 def guarded(as_json: bool, action: Callable[[], T], interrupted: str | None = None) -> T:
     """Run an action; a `ScorerError` becomes `Error: …` on stderr (or JSON on stdout) and its
-    exit code, and any other exception an honest one-line message: never a traceback. With
+    exit code, an `OSError` the path and the system's reason (exit 2), and any other
+    exception an honest one-line message: never a traceback. With
     `interrupted`, Ctrl-C prints that message and exits with 130."""
     try:
         return action()
@@ -48,6 +49,10 @@ def guarded(as_json: bool, action: Callable[[], T], interrupted: str | None = No
             raise
         typer.echo(interrupted, err=True)
         raise typer.Exit(INTERRUPTED) from None
+    except OSError as exc:  # the system refused (a full disk…): its reason, not a bug report
+        failure = FileSystemError.of(exc)
+        _fail(as_json, str(failure), failure.to_dict())
+        raise typer.Exit(failure.exit_code) from None
     except (Exception, PanicException) as exc:  # a bug: no traceback, an honest message
         message = f"internal error ({type(exc).__name__}: {exc}); please report this"
         _fail(as_json, message, {"error": "internal", "message": message})

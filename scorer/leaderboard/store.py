@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from scorer.competition import LOST_ITEMS, Competition, Split, Stage
-from scorer.errors import UsageError
+from scorer.errors import FileSystemError, ScorerError, UsageError
 from scorer.leaderboard.manifest import Submission
 
 #: Bumped when the tables change; a database of another version is refused, not misread.
@@ -44,7 +44,7 @@ class Status(StrEnum):
     PENDING = "pending"  # in the log, no verdict yet (new, or its run was interrupted)
     SCORED = "scored"
     REJECTED = "rejected"  # the participant's file breaks the contract; the report is kept
-    FAILED = "failed"  # the scorer broke on the file (a bug); tried again on every run
+    FAILED = "failed"  # unreadable to the system, or the scorer broke on it; tried every run
 
 
 _SCHEMA = """
@@ -136,6 +136,21 @@ class Cached:
     error: dict[str, Any] | None
 
 
+#: SQLite's primary result codes for a file that is not a database at all (SQLITE_CORRUPT,
+#: SQLITE_NOTADB); any other error is the system refusing (SQLITE_READONLY, SQLITE_FULL,
+#: SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_PERM…), and says why.
+_NOT_A_DATABASE = frozenset({11, 26})
+
+
+def refused(path: Path, exc: sqlite3.Error, doing: str) -> ScorerError:
+    """A SQLite error as the organiser should read it: a file that is not a database, or the
+    system's refusal to `doing` the database, with the path and SQLite's reason."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in _NOT_A_DATABASE:
+        return UsageError(f"{path}: not a leaderboard database ({exc})")
+    return FileSystemError(f"{path}: cannot {doing} the database: {exc}")
+
+
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
@@ -151,6 +166,8 @@ class Store:
     def __init__(self, path: Path, *, create: bool = True) -> None:
         """Open (and with `create`, make) the database at `path`; without `create`, nothing
         is written: `show` reads a database, `score` fills one."""
+        if path.is_dir():
+            raise UsageError(f"{path}: is a directory; expected a database file")
         if not create and not path.is_file():
             raise UsageError(f"{path}: no such database; run `scorer leaderboard score` first")
         if create and not path.parent.is_dir():
@@ -159,13 +176,13 @@ class Store:
         try:
             self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
         except sqlite3.Error as exc:
-            raise UsageError(f"{path}: cannot open the database ({exc})") from None
+            raise refused(path, exc, "open") from None
         try:
             self.db.execute("PRAGMA foreign_keys=ON")
             self._setup_waiting(create)
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             self.db.close()
-            raise UsageError(f"{path}: not a leaderboard database ({exc})") from None
+            raise refused(path, exc, "open") from None
         except BaseException:
             self.db.close()
             raise
@@ -220,14 +237,23 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """BEGIN IMMEDIATE … COMMIT: takes the write lock up front, rolls back on any error."""
-        self.db.execute("BEGIN IMMEDIATE")
+        """BEGIN IMMEDIATE … COMMIT: takes the write lock up front, rolls back on any error.
+        A write SQLite refuses (a read-only file, a full disk) is the system's (`refused`)."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise refused(self.path, exc, "write") from None
         try:
             yield
+            self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise refused(self.path, exc, "write") from None
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
             raise
-        self.db.execute("COMMIT")
 
     # -- the current fingerprint -------------------------------------------------------------
 
