@@ -17,8 +17,8 @@ from pathlib import Path
 
 from scorer.api import score as score_submission
 from scorer.competition import LOST_ITEMS, Competition, Metric, Split
-from scorer.errors import Code, HostError, ScorerError, SubmissionError, single
-from scorer.read import kind_of
+from scorer.errors import Code, HostError, ScorerError, SubmissionError, file_error, single
+from scorer.read import inside, kind_of, walk
 from scorer.scoring import ScoreResult
 from scorer.write import write_text
 
@@ -93,7 +93,9 @@ def run(input_dir: Path, output_dir: Path, competition: Competition = LOST_ITEMS
 
 def _one_file(folder: Path, role: str) -> Path:
     """The one CSV, CSV.gz or Parquet file of a folder (searched through its subfolders, as a
-    zip may hold one); zip tools' extras and hidden files are skipped."""
+    zip may hold one); zip tools' extras and hidden files are skipped. Links are not followed
+    out of the folder (a participant's zip may hold a link to ref/): such a file is refused
+    unread, as a folder, a pipe or a device named like a data file is by the reader."""
     if not folder.is_dir():
         raise HostError(
             role,
@@ -104,15 +106,20 @@ def _one_file(folder: Path, role: str) -> Path:
                 "submission in res/",
             ),
         )
-    found = sorted(
-        p
-        for p in folder.rglob("*")
-        if p.is_file()
-        and kind_of(p) is not None
-        and not any(part.startswith(".") or part in IGNORED for part in p.relative_to(folder).parts)
-    )
+    found = [p for p in walk(folder, _skipped) if kind_of(p) is not None]
     if len(found) == 1:
-        return found[0]
+        chosen = found[0]
+        if inside(chosen, folder):
+            return chosen
+        name = str(chosen.relative_to(folder))
+        raise file_error(
+            role,
+            single(
+                name,
+                Code.NOT_A_FILE,
+                f"{name}: is a symbolic link that leads out of {folder.name}/; it is not followed",
+            ),
+        )
     names = ", ".join(str(p.relative_to(folder)) for p in found[:5])
     if found:
         message = (
@@ -121,10 +128,13 @@ def _one_file(folder: Path, role: str) -> Path:
         )
     else:
         message = f"the {role} holds no .csv, .csv.gz or .parquet file"
-    report = single(role, Code.FILE_NOT_FOUND if not found else Code.FILE_FORMAT, message)
-    if role == "submission":
-        raise SubmissionError(report)
-    raise HostError(role, report)
+    raise file_error(
+        role, single(role, Code.FILE_NOT_FOUND if not found else Code.FILE_FORMAT, message)
+    )
+
+
+def _skipped(name: str) -> bool:
+    return name.startswith(".") or name in IGNORED
 
 
 def _public_table(result: ScoreResult) -> str:

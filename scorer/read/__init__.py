@@ -15,7 +15,16 @@ import polars as pl
 
 from scorer.read import long, parquet, wide
 from scorer.read.cells import ITEM, RANK, USER, Kind, Spec, Table
-from scorer.read.files import check_regular, digest, inside, kind_of, open_regular, snapshot
+from scorer.read.files import (
+    check_regular,
+    digest,
+    inside,
+    kind_of,
+    open_regular,
+    refusal,
+    snapshot,
+    walk,
+)
 from scorer.read.frames import to_polars
 from scorer.read.limits import DEFAULT_LIMITS, Limits, Rejected
 from scorer.read.source import TableLike, describe, expanded_size, opened
@@ -43,9 +52,11 @@ __all__ = [
     "kind_of",
     "open_regular",
     "read_table",
+    "refusal",
     "snapshot",
     "split",
     "to_wide",
+    "walk",
 ]
 
 

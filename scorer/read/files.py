@@ -139,6 +139,21 @@ def inside(path: Path, folder: Path) -> bool:
         return False
 
 
+def walk(folder: Path, skip: Callable[[str], bool]) -> Iterator[Path]:
+    """Every path under `folder` that is not a folder walked into: files, and the links,
+    pipes and the like that a reader must judge (`inside`, `refusal`) before opening. A
+    link to a folder is listed, never walked into; a name `skip` rejects is left out with
+    all it holds."""
+    for where, folders, files in os.walk(folder):
+        here = Path(where)
+        folders[:] = sorted(name for name in folders if not skip(name))
+        linked = [name for name in folders if (here / name).is_symlink()]
+        folders[:] = [name for name in folders if name not in linked]
+        for name in sorted([*files, *linked]):
+            if not skip(name):
+                yield here / name
+
+
 def digest(path: Path, file: str, limits: Limits) -> str:
     """sha256 of a regular file's bytes; `Rejected` as `open_regular`, or over the size cap."""
     with open_regular(path, file) as handle:
