@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,11 +17,18 @@ import polars as pl
 from scorer import __version__
 from scorer.api import score as score_submission
 from scorer.competition import LOST_ITEMS, Competition, Split, Stage
-from scorer.contract import Solution, read_solution
-from scorer.errors import SubmissionError, UsageError
+from scorer.contract import Role, Solution, read_solution, reading
+from scorer.errors import (
+    Code,
+    FileSystemError,
+    ScorerError,
+    SubmissionError,
+    UsageError,
+    single,
+)
 from scorer.leaderboard.manifest import Submission, read_log
 from scorer.leaderboard.store import SPLITS, STAGE_CODES, Fingerprint, Status, Store
-from scorer.read import DEFAULT_LIMITS, Limits
+from scorer.read import DEFAULT_LIMITS, Limits, Rejected, digest, snapshot
 from scorer.scoring import NoLost
 
 #: Called once before the first submission (done = 0, outcome None), then after each one.
@@ -95,14 +102,12 @@ def config_of(no_lost: NoLost, limits: Limits, competition: Competition = LOST_I
 
 
 def file_hash(path: Path, limits: Limits = DEFAULT_LIMITS) -> str | None:
-    """sha256 of a file's bytes; None when it is missing, unreadable or over the size limit
-    (the scorer then rejects it, and it is checked again on every run)."""
+    """sha256 of a regular file's bytes; None when it is missing, not a regular file,
+    unreadable or over the size limit (the scorer then rejects it, and it is checked again
+    on every run). A pipe is never opened."""
     try:
-        if not path.is_file() or path.stat().st_size > limits.max_file_bytes:
-            return None
-        with path.open("rb") as handle:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
-    except OSError:
+        return digest(path, path.name, limits)
+    except (Rejected, ScorerError, OSError):
         return None
 
 
@@ -142,7 +147,8 @@ def score_entries(
 ) -> BatchResult:
     """Score each submission whose content, solution, scorer version or options changed since
     its stored verdict; reuse the rest. One broken file never stops the batch: it is recorded
-    as rejected (the participant's problem) or failed (a scorer bug) and the batch goes on.
+    as rejected (the participant's problem) or failed (the system refused to read it, or a
+    scorer bug) and the batch goes on.
     A broken solution stops it before any submission is touched (`HostError`)."""
     policy = NoLost.of(no_lost)
     truth = _Truth(solution, competition, limits, store)
@@ -164,18 +170,16 @@ def score_entries(
 
 
 class _Truth:
-    """The solution, hashed at once but read only when a submission needs scoring."""
+    """The solution, hashed at once but read only when a submission needs scoring: from a
+    private copy whose bytes are the hashed ones."""
 
     def __init__(self, path: Path, competition: Competition, limits: Limits, store: Store) -> None:
         self.path = path
         self.competition = competition
         self.limits = limits
         self.store = store
-        digest = file_hash(path, limits)
-        if digest is None:
-            read_solution(path, limits, competition=competition)  # the file's own HostError
-            raise UsageError(f"{path}: the solution file cannot be read")
-        self.digest = digest
+        with reading(Role.SOLUTION):  # a folder, a pipe, a missing file: the file's HostError
+            self.digest = digest(path, path.name, limits)
         self._solution: Solution | None = None
         self._ids: np.ndarray | None = None
         self._stages: np.ndarray | None = None
@@ -183,7 +187,14 @@ class _Truth:
     def load(self) -> tuple[Solution, np.ndarray, np.ndarray]:
         """The solution, its user ids (ascending) and their stage codes."""
         if self._solution is None or self._ids is None or self._stages is None:
-            solution = read_solution(self.path, self.limits, competition=self.competition)
+            with tempfile.TemporaryDirectory(prefix="scorer-solution-") as folder:
+                with reading(Role.SOLUTION):
+                    copy, copied = snapshot(self.path, self.path.name, Path(folder), self.limits)
+                if copied != self.digest:
+                    raise UsageError(
+                        f"{self.path}: the solution file changed during the run; run again"
+                    )
+                solution = read_solution(copy, self.limits, competition=self.competition)
             if not solution.has_split:
                 raise UsageError(
                     f"{self.path.name}: a leaderboard needs a public/private split; add a "
@@ -214,11 +225,19 @@ def _one(
     policy: NoLost,
     limits: Limits,
 ) -> Outcome:
+    """One submission's verdict: reused when its bytes (sha256) and the fingerprint are
+    those of its stored verdict, else scored from a private copy made while hashing it, so
+    the hash stored is the hash of exactly the bytes scored, whatever happens to the file."""
     known = store.cached(entry.team, entry.key)
-    digest = file_hash(entry.path, limits)
+    if entry.refusal is not None:  # a link out of the team's folder, a pipe: never opened
+        report = single(entry.path.name, Code.NOT_A_FILE, f"{entry.path.name}: {entry.refusal}")
+        refused = SubmissionError(report).to_dict()
+        _save(store, known.id, Status.REJECTED, None, fingerprint, None, refused, None, 0.0)
+        return Outcome(entry.team, entry.key, Status.REJECTED, False, None, refused)
+    content = file_hash(entry.path, limits)
     if (
-        digest is not None
-        and known.content_hash == digest
+        content is not None
+        and known.content_hash == content
         and known.fingerprint == fingerprint
         and known.status in (Status.SCORED, Status.REJECTED)
     ):
@@ -230,10 +249,18 @@ def _one(
     error: dict[str, Any] | None = None
     per_user: dict[Split, np.ndarray] | None = None
     public: float | None = None
+    content = None  # until the private copy is made: then the hash of what is scored
     try:
-        result = score_submission(entry.path, solution, no_lost=policy, limits=limits)
+        with tempfile.TemporaryDirectory(prefix="scorer-submission-") as folder:
+            with reading(Role.SUBMISSION):
+                copy, content = snapshot(entry.path, entry.path.name, Path(folder), limits)
+            result = score_submission(copy, solution, no_lost=policy, limits=limits)
     except SubmissionError as exc:
         status, error = Status.REJECTED, exc.to_dict()
+    except (FileSystemError, OSError) as exc:  # the system's refusal, tried again next run
+        status = Status.FAILED
+        failure = exc if isinstance(exc, FileSystemError) else FileSystemError.of(exc)
+        error = {"error": "system", "message": str(failure)}
     except Exception as exc:  # a scorer bug on one file must not stop the batch
         status = Status.FAILED
         error = {"error": "internal", "message": f"{type(exc).__name__}: {exc}"}
@@ -243,17 +270,32 @@ def _one(
         values = aligned(result.per_user, ids, str(result.competition.metric))
         # A split's users are the solution's users of the stage of the same name.
         per_user = {split: values[stages == STAGE_CODES[Stage(split)]] for split in SPLITS}
+    seconds = time.perf_counter() - started
+    _save(store, known.id, status, content, fingerprint, scores, error, per_user, seconds)
+    return Outcome(entry.team, entry.key, status, False, public, error)
+
+
+def _save(
+    store: Store,
+    ident: int,
+    status: Status,
+    digest: str | None,
+    fingerprint: Fingerprint,
+    scores: dict[str, Any] | None,
+    error: dict[str, Any] | None,
+    per_user: dict[Split, np.ndarray] | None,
+    seconds: float,
+) -> None:
     store.save(
-        known.id,
+        ident,
         status=status,
         content_hash=digest,
         fingerprint=fingerprint,
         scores=scores,
         error=error,
         per_user=per_user,
-        seconds=time.perf_counter() - started,
+        seconds=seconds,
     )
-    return Outcome(entry.team, entry.key, status, False, public, error)
 
 
 def aligned(per_user: pl.DataFrame, ids: np.ndarray, metric: str = "ndcg") -> np.ndarray:

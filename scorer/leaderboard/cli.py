@@ -103,7 +103,8 @@ def score(
 
     Exit 0: the batch ran to the end (rejections are recorded, listed and normal). 1: with
     --strict, some submission is rejected. 2: a usage error, a broken manifest or solution,
-    or a submission that failed on a scorer bug. 130: interrupted (finished work is kept).
+    or a submission that failed (unreadable, or a scorer bug). 130: interrupted (finished work
+    is kept).
     """
     show_bar = not as_json and sys.stdout.isatty()
 
