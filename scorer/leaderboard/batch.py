@@ -27,7 +27,8 @@ from scorer.errors import (
     single,
 )
 from scorer.leaderboard.manifest import Submission, read_log
-from scorer.leaderboard.store import SPLITS, STAGE_CODES, Fingerprint, Status, Store
+from scorer.leaderboard.schema import SPLITS, STAGE_CODES, Status
+from scorer.leaderboard.store import Fingerprint, Store
 from scorer.read import DEFAULT_LIMITS, Limits, Rejected, digest, snapshot
 from scorer.scoring import NoLost
 

@@ -27,7 +27,7 @@ from scorer.leaderboard.boards import Phase, load
 from scorer.leaderboard.confidence import RESAMPLES, SEED
 from scorer.leaderboard.demo import DEMO_USERS, make_demo
 from scorer.leaderboard.render import Format, batch_text, render, renderables, table_text
-from scorer.leaderboard.store import Status
+from scorer.leaderboard.schema import Status
 from scorer.scoring import NoLost
 from scorer.shell import HOST, REJECTED, CompetitionFile, Json, competition_of, guarded
 from scorer.write import write_text

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from scorer.competition import Split
 from scorer.leaderboard.boards import Board, Boards, Phase, Row
-from scorer.leaderboard.store import Status
+from scorer.leaderboard.schema import Status
 
 #: Decimals of a score on a board meant for people (JSON and CSV keep every digit).
 SCORE_DECIMALS = 6
