@@ -8,6 +8,11 @@ ids separated by spaces, the solution `user_id,edition_ids` with the user's lost
 for a user with none). A broken submission raises `ParticipantVisibleError` with the same
 report `scorer validate` prints; anything else (a broken solution, a bug) raises an error
 Kaggle shows to the host only.
+
+Both frames are judged before they are converted (`scorer.read.frames`): more than twice the
+rows a valid submission can have, more than 1,000 columns, or a text cell of more than 4,096
+characters is refused at once with a report that names the rows and columns, never the
+cell's content: a 40 MB cell costs nothing, where converting and splitting it took 1.7 GB.
 """
 
 from __future__ import annotations
