@@ -38,7 +38,8 @@ _KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
     (stat.S_ISBLK, "a block device"),
 )
 
-#: Flags of every open: never block on a pipe, never become a terminal's, never leak to a child.
+#: Flags of every open: a pipe never blocks it, a terminal never becomes ours (and Python makes
+#: every descriptor it opens non-inheritable).
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 
 
