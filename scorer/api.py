@@ -57,6 +57,7 @@ def validate(
             limits,
             targets_of,
             check,
+            len,
         )
     else:
         _, done = _against(
@@ -129,6 +130,7 @@ def _against(
         limits,
         solution_of,
         check,
+        lambda truth: truth.targets.len(),
         ready=ready,
     )
     return count, done

@@ -14,7 +14,7 @@ from scorer import __version__
 from scorer.adapters import codabench as codabench_adapter
 from scorer.api import score as score_submission
 from scorer.api import validate as validate_submission
-from scorer.errors import UsageError, size
+from scorer.errors import FileSystemError, UsageError, size
 from scorer.kits import Platform
 from scorer.kits import build as build_kit
 from scorer.leaderboard.cli import board_app
@@ -34,7 +34,6 @@ from scorer.shell import (
     explain,
     fail,
     guarded,
-    os_message,
 )
 from scorer.write import output_kind, write_table
 
@@ -251,7 +250,7 @@ def ndcg(
     try:
         text = _ndcg_input(source)
     except OSError as exc:
-        typer.echo(f"Error: {os_message(exc)}", err=True)
+        typer.echo(f"Error: {FileSystemError.of(exc)}", err=True)
         raise typer.Exit(HOST) from None
     try:
         typer.echo(ndcg_json(text if isinstance(text, str) else text.decode("utf-8")))

@@ -19,12 +19,14 @@ class Code(StrEnum):
 
     # The file as a whole: rows cannot be judged, so these are reported alone.
     FILE_NOT_FOUND = "file_not_found"
+    NOT_A_FILE = "not_a_file"
     FILE_TOO_LARGE = "file_too_large"
     FILE_EMPTY = "file_empty"
     FILE_FORMAT = "file_format"
     FILE_ENCODING = "file_encoding"
     FILE_CORRUPT = "file_corrupt"
     TOO_MANY_ROWS = "too_many_rows"
+    TOO_MANY_COLUMNS = "too_many_columns"
     NO_ROWS = "no_rows"
     BAD_DELIMITER = "bad_delimiter"
     MISSING_COLUMN = "missing_column"
@@ -65,12 +67,14 @@ class Code(StrEnum):
 STRUCTURAL = frozenset(
     {
         Code.FILE_NOT_FOUND,
+        Code.NOT_A_FILE,
         Code.FILE_TOO_LARGE,
         Code.FILE_EMPTY,
         Code.FILE_FORMAT,
         Code.FILE_ENCODING,
         Code.FILE_CORRUPT,
         Code.TOO_MANY_ROWS,
+        Code.TOO_MANY_COLUMNS,
         Code.NO_ROWS,
         Code.BAD_DELIMITER,
         Code.MISSING_COLUMN,
@@ -317,6 +321,23 @@ class UsageError(ScorerError):
     """A wrong argument or option: the caller's mistake, not a file's."""
 
     exit_code = 2
+
+
+class FileSystemError(ScorerError):
+    """The system refused to read or write a path: permission denied, a full disk, a
+    read-only database, a folder where a file was expected. Neither a file's fault nor a
+    bug: the message names the path and the system's reason (exit 2)."""
+
+    exit_code = 2
+    failure = Failure.OS_ERROR
+
+    @classmethod
+    def of(cls, exc: OSError, doing: str | None = None, path: object = None) -> FileSystemError:
+        """`path: cannot <doing>: <the system's reason>` (`path` defaults to the error's)."""
+        where = path if path is not None else exc.filename
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        said = reason if doing is None else f"cannot {doing}: {reason}"
+        return cls(f"{where}: {said}" if where is not None else said)
 
 
 def file_error(role: str, report: Report) -> ScorerError:

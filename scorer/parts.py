@@ -15,7 +15,7 @@ import math
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar, cast
 
@@ -94,12 +94,14 @@ def run(
     limits: Limits,
     read: Callable[[Table], T],
     check: Callable[[T, Table], R],
+    users: Callable[[T], int],
     *,
     ready: bool = False,
 ) -> list[R]:
     """For each part, `read` the organiser's part (`truth`, a file of `role`, or with `ready`
     what `read` would make of it, used as it is in one part) and `check` the submission's
-    part against it.
+    part against it. `users` counts the target users of what `read` made: the submission's
+    part is read knowing that a valid one has k rows for each (`Limits.valid_rows`).
 
     A file refused as a whole raises at once, the organiser's first, as when read whole.
     Otherwise the problems of every part are reported together (the organiser's first and
@@ -123,8 +125,9 @@ def run(
                 continue
             if broken:
                 continue  # the organiser's problems are reported alone
+            bound = replace(limits, valid_rows=users(known) * competition.k)
             try:
-                table = _table(entry, part, limits, Role.SUBMISSION)
+                table = _table(entry, part, bound, Role.SUBMISSION)
                 entry_clues += table.clues
                 results.append(check(known, table))
             except SubmissionError as exc:

@@ -14,7 +14,7 @@ from polars.exceptions import PanicException
 from typer.core import TyperGroup
 
 from scorer.competition import LOST_ITEMS, Competition
-from scorer.errors import Failure, ScorerError, error_object
+from scorer.errors import Failure, FileSystemError, ScorerError, error_object
 from scorer.schemas import Status, envelope
 
 #: Exit codes, stable for automation; each goes with one JSON `status`.
@@ -86,16 +86,10 @@ def explain(exc: BaseException) -> tuple[int, str, dict[str, Any]]:
     if isinstance(exc, ScorerError):
         return exc.exit_code, str(exc), exc.to_dict()
     if isinstance(exc, OSError):  # the system refused: a permission, a full disk, a folder
-        message = os_message(exc)
-        return HOST, message, error_object(Failure.OS_ERROR, message)
+        failure = FileSystemError.of(exc)
+        return failure.exit_code, str(failure), failure.to_dict()
     message = f"internal error ({type(exc).__name__}: {exc}); please report this"
     return HOST, message, error_object(Failure.INTERNAL_ERROR, message)
-
-
-def os_message(exc: OSError) -> str:
-    """`path: reason`, as the system says it (`Permission denied`, `No space left on device`)."""
-    reason = exc.strerror or str(exc)
-    return f"{exc.filename}: {reason}" if exc.filename is not None else reason
 
 
 class JsonGroup(TyperGroup):

@@ -163,12 +163,12 @@ def test_the_corpus_is_large_enough() -> None:
 @pytest.mark.parametrize("case", SUBMISSION_CASES)
 def test_submission(case: dict[str, Any]) -> None:
     path = CORPUS / case["file"]
-    before = hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
+    before = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
     runs = submission_runs(case)
     check_clean(runs)
     for name, result in runs.items():
         assert result.exit_code == case["exit"], (name, result.text)
-    check_no_leak(runs, path.read_bytes() if path.exists() else b"")
+    check_no_leak(runs, path.read_bytes() if path.is_file() else b"")
     if before is not None:
         assert hashlib.sha256(path.read_bytes()).hexdigest() == before, "input modified"
 

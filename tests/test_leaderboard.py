@@ -23,7 +23,8 @@ from scorer.leaderboard.confidence import RESAMPLES
 from scorer.leaderboard.demo import make_demo
 from scorer.leaderboard.manifest import ManifestError, read_log
 from scorer.leaderboard.render import FORMATS, render
-from scorer.leaderboard.store import Status, Store
+from scorer.leaderboard.schema import Status
+from scorer.leaderboard.store import Store
 from scorer.leaderboard.terminal import error_text
 
 FILES = 12

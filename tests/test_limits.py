@@ -22,7 +22,8 @@ from typer.testing import CliRunner
 
 from scorer.cli import app
 from scorer.read import text as io
-from scorer.read.source import Limits, gunzip
+from scorer.read.inflate import inflate
+from scorer.read.limits import Limits
 from scorer.read.text import _LineLengths, scan_text
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -94,7 +95,7 @@ def test_a_gzip_bomb_stops_at_the_cap_in_bounded_memory(tmp_path: Path) -> None:
     tracemalloc.start()
     try:
         with pytest.raises(Exception) as caught:
-            gunzip(path, path.name, Limits(max_decompressed_bytes=4 * MB))
+            inflate(path, path.name, Limits(max_decompressed_bytes=4 * MB), tmp_path / "out.csv")
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

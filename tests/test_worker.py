@@ -15,7 +15,7 @@ import scorer
 from scorer.competition import LOST_ITEMS
 from scorer.leaderboard.demo import make_demo
 from scorer.leaderboard.manifest import read_log
-from scorer.leaderboard.store import Status
+from scorer.leaderboard.schema import Status
 from scorer.leaderboard.worker import Done, Judge, Task, Workers, default_workers, died, judge
 from scorer.read import DEFAULT_LIMITS
 from scorer.scoring import NoLost
@@ -64,20 +64,30 @@ def bomb(path: Path, expanded: int) -> Path:
     return path
 
 
+def hog(path: Path, size: int) -> Path:
+    """A plain CSV of `size` bytes whose every row is one user's: within every size and row
+    cap, it takes several times its size in memory to judge."""
+    block = b"10000,500001,1\n" * (1 << 20)
+    with path.open("wb") as out:
+        out.write(b"user_id,edition_id,rank\n")
+        for _ in range(size // len(block)):
+            out.write(block)
+    return path
+
+
 def test_a_submission_over_the_memory_budget_fails_and_the_batch_goes_on(
     demo: tuple[Task, list[Path]], tmp_path: Path
 ) -> None:
     task, paths = demo
-    hostile = bomb(tmp_path / "bomb.csv.gz", 3 * GIB)
-    assert hostile.stat().st_size < 20 << 20
+    hostile = hog(tmp_path / "hog.csv", 400 << 20)
     jobs = [(0, paths[0]), (1, hostile), (2, paths[1])]
-    with Workers(task, workers=1, budget=GIB, timeout=600) as workers:
+    with Workers(task, workers=1, budget=512 << 20, timeout=600) as workers:
         done = {d.index: d for d in workers.judge(jobs)}
     assert done[1].status == Status.FAILED
     assert done[1].error is not None
     assert done[1].error["code"] == "out_of_memory"
     assert done[1].error["message"] == (
-        "the submission needed more than its memory budget of 1 GiB (--max-memory)"
+        "the submission needed more than its memory budget of 512 MiB (--max-memory)"
     )
     assert done[0].status == done[2].status == Status.SCORED  # before and after, one worker
 

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from scorer.api import score as score_submission
 from scorer.competition import LOST_ITEMS, Competition, Metric, Split
-from scorer.errors import Code, Failure, HostError, ScorerError, SubmissionError, single
-from scorer.read import kind_of_file
+from scorer.errors import Code, Failure, HostError, ScorerError, SubmissionError, file_error, single
+from scorer.read import inside, kind_of, kind_of_file, walk
 from scorer.scoring import ScoreResult
 from scorer.write import write_text
 
@@ -135,7 +135,9 @@ def run(
 
 def _one_file(folder: Path, role: str) -> Path:
     """The one CSV, CSV.gz or Parquet file of a folder (searched through its subfolders, as a
-    zip may hold one); zip tools' extras and hidden files are skipped."""
+    zip may hold one); zip tools' extras and hidden files are skipped. Links are not followed
+    out of the folder (a participant's zip may hold a link to ref/): such a file is refused
+    unread, as a folder, a pipe or a device named like a data file is by the reader."""
     if not folder.is_dir():
         raise HostError(
             role,
@@ -146,16 +148,24 @@ def _one_file(folder: Path, role: str) -> Path:
                 "submission in res/",
             ),
         )
-    found = sorted(
+    found = [
         p
-        for p in folder.rglob("*")
-        if p.is_file()
-        and p.relative_to(folder).as_posix() not in WORKER_FILES
-        and kind_of_file(p) is not None
-        and not any(part.startswith(".") or part in IGNORED for part in p.relative_to(folder).parts)
-    )
+        for p in walk(folder, _skipped)
+        if p.relative_to(folder).as_posix() not in WORKER_FILES and _data(p, folder)
+    ]
     if len(found) == 1:
-        return found[0]
+        chosen = found[0]
+        if inside(chosen, folder):
+            return chosen
+        name = str(chosen.relative_to(folder))
+        raise file_error(
+            role,
+            single(
+                name,
+                Code.NOT_A_FILE,
+                f"{name}: is a symbolic link that leads out of {folder.name}/; it is not followed",
+            ),
+        )
     names = ", ".join(str(p.relative_to(folder)) for p in found[:5])
     if found:
         message = (
@@ -164,10 +174,21 @@ def _one_file(folder: Path, role: str) -> Path:
         )
     else:
         message = f"the {role} holds no .csv, .csv.gz, .parquet or .zip file"
-    report = single(role, Code.FILE_NOT_FOUND if not found else Code.FILE_FORMAT, message)
-    if role == "submission":
-        raise SubmissionError(report)
-    raise HostError(role, report)
+    raise file_error(
+        role, single(role, Code.FILE_NOT_FOUND if not found else Code.FILE_FORMAT, message)
+    )
+
+
+def _skipped(name: str) -> bool:
+    return name.startswith(".") or name in IGNORED
+
+
+def _data(path: Path, folder: Path) -> bool:
+    """Whether a path of the upload is its data file: by its name, or (a regular file within
+    the folder, renamed by the platform) by its first bytes."""
+    if kind_of(path) is not None:
+        return True
+    return inside(path, folder) and path.is_file() and kind_of_file(path) is not None
 
 
 def _tables(result: ScoreResult, phase: Phase) -> str:

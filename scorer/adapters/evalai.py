@@ -23,7 +23,8 @@ from typing import Any, TextIO
 
 from scorer.api import score
 from scorer.competition import Split
-from scorer.errors import ScorerError, SubmissionError, UsageError
+from scorer.errors import Code, ScorerError, SubmissionError, UsageError, single
+from scorer.read import inside
 from scorer.scoring import ScoreResult, SplitScore
 
 #: The environment variable naming a file for the host's log, and the annotation file of a
@@ -98,7 +99,7 @@ def evaluate(
         if mapping is None:
             known = ", ".join(sorted(PHASES if phases is None else phases))
             raise UsageError(f"phase {phase_codename!r} is not mapped to a split; known: {known}")
-        result = score(Path(user_submission_file), Path(test_annotation_file))
+        result = score(_uploaded(Path(user_submission_file)), Path(test_annotation_file))
         entries = [{name: _metrics(result, split)} for name, split in mapping.items()]
     except SubmissionError:
         raise
@@ -145,6 +146,19 @@ def remote_result(
             {"split": split, "show_to_participant": not private, "accuracies": accuracies}
         )
     return entries
+
+
+def _uploaded(path: Path) -> Path:
+    """The participant's file, unless it is a symbolic link leading out of its folder (an
+    archive may hold one that points at the annotations): that one is refused unread."""
+    if inside(path, path.parent):
+        return path
+    report = single(
+        path.name,
+        Code.NOT_A_FILE,
+        f"{path.name}: is a symbolic link that leads out of its folder; it is not followed",
+    )
+    raise SubmissionError(report)
 
 
 def _metrics(result: ScoreResult, split: str) -> dict[str, float]:

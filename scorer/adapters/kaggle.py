@@ -14,6 +14,11 @@ one fixed sentence that points to `scorer validate` with the public targets file
 problems of the header, the same in both calls, are named. Anything else (a broken
 solution, a bug) raises `HostVisibleError`, which Kaggle routes by its class name to the
 host only.
+
+Both frames are judged before they are converted (`scorer.read.frames`): more than twice the
+rows a valid submission can have, more than 1,000 columns, or a text cell of more than 4,096
+characters is refused at once with a report that names the rows and columns, never the
+cell's content: a 40 MB cell costs nothing, where converting and splitting it took 1.7 GB.
 """
 
 from __future__ import annotations

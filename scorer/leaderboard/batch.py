@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
-from collections.abc import Callable, Generator, Sequence
+import shutil
+import tempfile
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,16 +17,20 @@ import polars as pl
 
 from scorer import __version__
 from scorer.competition import LOST_ITEMS, Competition, Split, Stage
-from scorer.contract import Solution, read_solution
+from scorer.contract import Role, Solution, read_solution, reading
 from scorer.errors import (
     Code,
     Failure,
+    FileSystemError,
     ScorerError,
+    SubmissionError,
     UsageError,
+    single,
 )
 from scorer.leaderboard import runs
 from scorer.leaderboard.manifest import Submission, read_log
-from scorer.leaderboard.store import SPLITS, STAGE_CODES, Fingerprint, Status, Store
+from scorer.leaderboard.schema import SPLITS, STAGE_CODES, Status
+from scorer.leaderboard.store import Fingerprint, Store
 from scorer.leaderboard.worker import (
     DEFAULT_BUDGET,
     DEFAULT_TIMEOUT,
@@ -35,7 +40,7 @@ from scorer.leaderboard.worker import (
     Workers,
     judge,
 )
-from scorer.read import DEFAULT_LIMITS, Limits
+from scorer.read import DEFAULT_LIMITS, Limits, Rejected, digest, snapshot
 from scorer.scoring import NoLost
 
 #: Called once before the first submission (done = 0, outcome None), then after each one.
@@ -118,15 +123,16 @@ class BatchResult:
         return [o for o in self.outcomes if o.status in (Status.REJECTED, Status.FAILED)]
 
     @property
-    def bugs(self) -> list[Outcome]:
-        """Submissions that failed on a scorer bug in this run (not a cached verdict, and not
-        a worker over its memory or time, or killed: those are the submission's doing)."""
+    def host_failures(self) -> list[Outcome]:
+        """Submissions that failed in this run for the organiser's attention: a scorer bug,
+        or the system refusing to read the file (not a cached verdict, and not a worker over
+        its memory or time, or killed: those are the submission's doing)."""
         return [
             o
             for o in self.outcomes
             if o.status == Status.FAILED
             and not o.cached
-            and (o.error or {}).get("code") == Failure.INTERNAL_ERROR
+            and (o.error or {}).get("code") in (Failure.INTERNAL_ERROR, Failure.OS_ERROR)
         ]
 
     def teams(self) -> list[Tally]:
@@ -183,14 +189,12 @@ def config_of(no_lost: NoLost, limits: Limits, competition: Competition = LOST_I
 
 
 def file_hash(path: Path, limits: Limits = DEFAULT_LIMITS) -> str | None:
-    """sha256 of a file's bytes; None when it is missing, unreadable or over the size limit
-    (the scorer then rejects it, and it is checked again on every run)."""
+    """sha256 of a regular file's bytes; None when it is missing, not a regular file,
+    unreadable or over the size limit (the scorer then rejects it, and it is checked again
+    on every run). A pipe is never opened."""
     try:
-        if not path.is_file() or path.stat().st_size > limits.max_file_bytes:
-            return None
-        with path.open("rb") as handle:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
-    except OSError:
+        return digest(path, path.name, limits)
+    except (Rejected, ScorerError, OSError):
         return None
 
 
@@ -257,10 +261,12 @@ def score_entries(
 ) -> BatchResult:
     """Score each submission whose content, solution, scorer version or options changed since
     its stored verdict; reuse the rest. One broken file never stops the batch: it is recorded
-    as rejected (the participant's problem) or failed (a scorer bug, or its worker ran out of
-    memory or time, or died) and the batch goes on; a failed verdict is reused like the others
-    unless `retry_failed`. A broken solution stops it before any submission is touched
-    (`HostError`).
+    as rejected (the participant's problem) or failed (the system refused to read it, a
+    scorer bug, or its worker ran out of memory or time, or died) and the batch goes on; a
+    failed verdict is reused like the others unless `retry_failed`. A submission is judged
+    from a private copy made while hashing it, so the hash stored is that of exactly the bytes
+    judged, whatever happens to the file meanwhile. A broken solution stops the batch before
+    any submission is touched (`HostError`).
 
     The boards change only when the run finishes. Under a solution, scorer version or options
     that no run has finished with yet, the run stops (`SolutionMismatch`, nothing kept) as
@@ -292,6 +298,8 @@ def score_entries(
     if progress is not None:
         progress(0, len(entries), None)
     for index, entry in enumerate(entries):
+        if entry.refusal is not None:  # a link out of its team's folder, a pipe: never opened
+            continue
         digests[index] = file_hash(entry.path, limits)
         known = runs.cached(
             store, entry.team, entry.key, digests[index], fingerprint, failed=not retry_failed
@@ -300,15 +308,29 @@ def score_entries(
             runs.note_judged(store, run)
             outcome = Outcome(entry.team, entry.key, known.status, True, known.public, known.error)
             done(index, outcome, known.id)
-    jobs = [(i, entry.path) for i, entry in enumerate(entries) if i not in outcomes]
-    if jobs:
+    fresh = [i for i in range(len(entries)) if i not in outcomes]
+    if fresh:
         answers, ids, stages = truth.load()
         task = Task(answers, competition, policy, limits)
-        with closing(_judged(task, jobs, isolation)) as judged:  # workers stop on any exit
-            for verdict in judged:
-                i = verdict.index
-                outcome, ident = _record(entries[i], verdict, digests[i], ids, stages, store, run)
-                done(i, outcome, ident)
+        with tempfile.TemporaryDirectory(prefix="scorer-batch-") as folder:
+
+            def jobs() -> Iterator[tuple[int, Path]]:
+                """Each fresh submission's private copy, made as a worker is free for it; a
+                submission refused before it is copied is recorded at once."""
+                for i in fresh:
+                    prepared = _prepare(entries[i], i, Path(folder) / str(i), limits)
+                    if isinstance(prepared, Done):
+                        done(i, *_record(entries[i], prepared, None, ids, stages, store, run))
+                        continue
+                    digests[i] = prepared[1]
+                    yield i, prepared[0]
+
+            # closing: the workers stop on any exit (a stopped run, Ctrl-C)
+            with closing(_judged(task, jobs(), len(fresh), isolation)) as judged:
+                for verdict in judged:
+                    i = verdict.index
+                    shutil.rmtree(Path(folder) / str(i), ignore_errors=True)
+                    done(i, *_record(entries[i], verdict, digests[i], ids, stages, store, run))
     ordered = tuple(outcomes[i] for i in range(len(entries)))
     result = BatchResult(outcomes=ordered, removed=0, total=len(entries))
     pairs = [(entry, verdicts[i]) for i, entry in enumerate(entries)]
@@ -316,8 +338,28 @@ def score_entries(
     return dataclasses.replace(result, removed=removed)
 
 
+def _prepare(
+    entry: Submission, index: int, folder: Path, limits: Limits
+) -> tuple[Path, str] | Done:
+    """A private copy of a submission and the sha256 of its bytes, or the verdict of one
+    that cannot be copied: rejected (a link out of its team's folder, a pipe, a missing or
+    oversized file) or failed (the system refused to read it; tried again next run)."""
+    if entry.refusal is not None:
+        report = single(entry.path.name, Code.NOT_A_FILE, f"{entry.path.name}: {entry.refusal}")
+        return Done(index, Status.REJECTED, None, SubmissionError(report).to_dict(), 0.0)
+    folder.mkdir()
+    try:
+        with reading(Role.SUBMISSION):
+            return snapshot(entry.path, entry.path.name, folder, limits)
+    except SubmissionError as exc:
+        return Done(index, Status.REJECTED, None, exc.to_dict(), 0.0)
+    except (FileSystemError, OSError) as exc:
+        failure = exc if isinstance(exc, FileSystemError) else FileSystemError.of(exc)
+        return Done(index, Status.FAILED, None, failure.to_dict(), 0.0)
+
+
 def _judged(
-    task: Task, jobs: list[tuple[int, Path]], isolation: Isolation
+    task: Task, jobs: Iterator[tuple[int, Path]], count: int, isolation: Isolation
 ) -> Generator[Done, None, None]:
     """Each job's verdict, from worker processes (in the order they finish) or, with no
     workers, from this process (in order)."""
@@ -326,7 +368,7 @@ def _judged(
         return
     with Workers(
         task,
-        workers=min(isolation.workers, len(jobs)),
+        workers=min(isolation.workers, count),
         budget=isolation.budget,
         timeout=isolation.timeout,
         judge=isolation.judge,
@@ -380,18 +422,16 @@ def _mismatch(wrong: int, judged: int, total: int, truth: _Truth) -> str:
 
 
 class _Truth:
-    """The solution, hashed at once but read only when a submission needs scoring."""
+    """The solution, hashed at once but read only when a submission needs scoring: from a
+    private copy whose bytes are the hashed ones."""
 
     def __init__(self, path: Path, competition: Competition, limits: Limits, store: Store) -> None:
         self.path = path
         self.competition = competition
         self.limits = limits
         self.store = store
-        digest = file_hash(path, limits)
-        if digest is None:
-            read_solution(path, limits, competition=competition)  # the file's own HostError
-            raise UsageError(f"{path}: the solution file cannot be read")
-        self.digest = digest
+        with reading(Role.SOLUTION):  # a folder, a pipe, a missing file: the file's HostError
+            self.digest = digest(path, path.name, limits)
         self._solution: Solution | None = None
         self._ids: np.ndarray | None = None
         self._stages: np.ndarray | None = None
@@ -399,7 +439,14 @@ class _Truth:
     def load(self) -> tuple[Solution, np.ndarray, np.ndarray]:
         """The solution, its user ids (ascending) and their stage codes."""
         if self._solution is None or self._ids is None or self._stages is None:
-            solution = read_solution(self.path, self.limits, competition=self.competition)
+            with tempfile.TemporaryDirectory(prefix="scorer-solution-") as folder:
+                with reading(Role.SOLUTION):
+                    copy, copied = snapshot(self.path, self.path.name, Path(folder), self.limits)
+                if copied != self.digest:
+                    raise UsageError(
+                        f"{self.path}: the solution file changed during the run; run again"
+                    )
+                solution = read_solution(copy, self.limits, competition=self.competition)
             if not solution.has_split:
                 raise UsageError(
                     f"{self.path.name}: a leaderboard needs a public/private split; add a "

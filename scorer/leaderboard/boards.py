@@ -16,7 +16,8 @@ import numpy as np
 from scorer.competition import LOST_ITEMS, Split
 from scorer.leaderboard.confidence import ALPHA, LEVEL, RESAMPLES, SEED, analyse
 from scorer.leaderboard.manifest import MAX_SELECTED
-from scorer.leaderboard.store import Record, Run, Status, Store
+from scorer.leaderboard.schema import Status
+from scorer.leaderboard.store import Record, Run, Store
 
 #: The name of the gap test, as outputs state it.
 TEST = "paired sign-flip permutation test"

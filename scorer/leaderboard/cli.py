@@ -26,7 +26,7 @@ from scorer.leaderboard.boards import Phase, load
 from scorer.leaderboard.confidence import RESAMPLES, SEED
 from scorer.leaderboard.demo import DEMO_USERS, make_demo
 from scorer.leaderboard.render import Format, format_for, render
-from scorer.leaderboard.store import Status
+from scorer.leaderboard.schema import Status
 from scorer.leaderboard.terminal import batch_text, renderables, summary_text, table_text
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, default_workers
 from scorer.scoring import NoLost
@@ -202,7 +202,7 @@ def score(
 
     result = _guard("leaderboard score", as_json, run)
     counts = result.counts
-    if result.bugs:
+    if result.host_failures:
         code, failure, what = HOST, Failure.SUBMISSIONS_FAILED, "failed"
     elif strict and counts["rejected"]:
         code, failure, what = REJECTED, Failure.SUBMISSIONS_REJECTED, "rejected"
@@ -215,7 +215,7 @@ def score(
         if code == OK:
             emit("leaderboard score", done)
         else:
-            found = len(result.bugs) if what == "failed" else counts[what]
+            found = len(result.host_failures) if what == "failed" else counts[what]
             message = f"{found} of {counts['total']} submissions {what}"
             emit("leaderboard score", {**done, "error": error_object(failure, message)}, code)
     if code != OK:

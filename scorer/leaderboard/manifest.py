@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 
 from scorer.errors import Code, HostError, Issue, Report, shorten
 from scorer.leaderboard.names import clash_issues, name_issues, normal
+from scorer.read import Rejected, inside, open_regular, refusal, walk
 
 #: Columns of a manifest; `selected` may be left out (then nothing is selected).
 REQUIRED = ("team", "path", "submitted_at")
@@ -31,19 +32,30 @@ FALSE_WORDS = frozenset({"", "0", "false", "no", "n"})
 @dataclass(frozen=True)
 class Submission:
     """One entry of the log. `key` is the path as the log names it (posix, normalised): with
-    `team` it identifies the submission in the database. `submitted_at` is in UTC."""
+    `team` it identifies the submission in the database. `submitted_at` is in UTC.
+    `refusal`: why the file is rejected without being opened (in a team's folder, a link
+    that leads out of it, or something other than a file), or None."""
 
     team: str
     key: str
     path: Path
     submitted_at: datetime
     selected: bool
+    refusal: str | None = None
+
+
+#: The largest `selected.txt` read: it names at most a few files.
+MAX_SELECTION_BYTES = 64 << 10
+
+#: Why a team's file that is a symbolic link leading out of the team's folder is not read.
+OUTSIDE = "is a symbolic link that leads out of the team's folder; it is not followed"
 
 
 #: The codes the reader can report; `task.md` documents each for the log.
 MANIFEST_CODES = frozenset(
     {
         Code.FILE_NOT_FOUND,
+        Code.NOT_A_FILE,
         Code.FILE_EMPTY,
         Code.FILE_ENCODING,
         Code.FILE_FORMAT,
@@ -77,12 +89,22 @@ def read_log(source: Path) -> list[Submission]:
     every problem at once."""
     if source.is_dir():
         return read_folder(source)
-    if source.is_file():
-        return read_manifest(source)
-    raise ManifestError(
-        source.name,
-        [Issue(Code.FILE_NOT_FOUND, f"{source}: no such file or folder")],
-    )
+    if not os.path.lexists(source):
+        raise ManifestError(
+            source.name,
+            [Issue(Code.FILE_NOT_FOUND, f"{source}: no such file or folder")],
+        )
+    return read_manifest(source)
+
+
+def _read(path: Path, file: str, limit: int | None = None) -> bytes:
+    """The bytes of a regular file (at most `limit` of them); `ManifestError` for anything
+    else (a pipe is never opened, so never waited on)."""
+    try:
+        with open_regular(path, file) as handle:
+            return handle.read() if limit is None else handle.read(limit)
+    except Rejected as exc:
+        raise ManifestError(file, [i for p in exc.report.problems for i in p.examples]) from None
 
 
 def read_manifest(path: Path) -> list[Submission]:
@@ -90,7 +112,7 @@ def read_manifest(path: Path) -> list[Submission]:
     A time without a zone is taken as UTC."""
     file = path.name
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = _read(path, file).decode("utf-8-sig")
     except UnicodeDecodeError:
         issue = Issue(Code.FILE_ENCODING, "the file is not UTF-8")
         raise ManifestError(file, [issue]) from None
@@ -133,23 +155,20 @@ def read_manifest(path: Path) -> list[Submission]:
 def read_folder(root: Path) -> list[Submission]:
     """Read `ROOT/TEAM/…/FILE`: every file under a team's folder is a submission (hidden files
     and `selected.txt` aside), submitted at its modification time. `TEAM/selected.txt` names
-    the team's selected files, one a line, relative to the team's folder."""
+    the team's selected files, one a line, relative to the team's folder. Links are not
+    followed out of a team's folder, nor into a sub-folder: such an entry, or one that is not
+    a regular file, is a submission rejected without being opened (`Submission.refusal`)."""
     issues: list[Issue] = []
     found: list[Submission] = []
     for team_dir in sorted(p for p in root.iterdir() if p.is_dir() and not _hidden(p.name)):
         team = normal(team_dir.name)
         issues += name_issues(team, f"folder {team_dir.name!r}")
-        files = sorted(
-            p
-            for p in team_dir.rglob("*")
-            if p.is_file()
-            and not any(_hidden(part) for part in p.relative_to(team_dir).parts)
-            and p.relative_to(team_dir).as_posix() != SELECTION_FILE
-        )
-        chosen = _selection(team_dir, {p.relative_to(team_dir).as_posix() for p in files}, issues)
-        for path in files:
-            mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC)
-            name = path.relative_to(team_dir).as_posix()
+        entries = {p.relative_to(team_dir).as_posix(): p for p in walk(team_dir, _hidden)}
+        entries.pop(SELECTION_FILE, None)
+        chosen = _selection(team_dir, set(entries), issues)
+        for name, path in sorted(entries.items()):
+            refusal = _refusal(path, team_dir)
+            mtime = datetime.fromtimestamp(path.lstat().st_mtime, UTC)
             found.append(
                 Submission(
                     team=team,
@@ -157,6 +176,7 @@ def read_folder(root: Path) -> list[Submission]:
                     path=path,
                     submitted_at=mtime,
                     selected=name in chosen,
+                    refusal=refusal,
                 )
             )
     teams = dict.fromkeys(entry.team for entry in found)
@@ -166,25 +186,49 @@ def read_folder(root: Path) -> list[Submission]:
     return found
 
 
+def _refusal(path: Path, team_dir: Path) -> str | None:
+    """Why a team's entry is not read: a link out of the team's folder, or a path that is
+    not a regular file; None for a file (or a missing one: the scorer says so)."""
+    if not inside(path, team_dir):
+        return OUTSIDE
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    return refusal(mode)
+
+
 def _hidden(name: str) -> bool:
     return name.startswith(".")
 
 
 def _selection(team_dir: Path, names: set[str], issues: list[Issue]) -> set[str]:
     path = team_dir / SELECTION_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):
         return set()
     where = f"{team_dir.name}/{SELECTION_FILE}"
+    if not inside(path, team_dir):  # never read: it would show another file's lines
+        issues.append(Issue(Code.NOT_A_FILE, f"{where}: {OUTSIDE}"))
+        return set()
+    try:
+        text = _read(path, where, MAX_SELECTION_BYTES).decode("utf-8-sig")
+    except ManifestError as exc:
+        issues += [i for p in exc.report.problems for i in p.examples]
+        return set()
+    except UnicodeDecodeError:
+        issues.append(Issue(Code.FILE_ENCODING, f"{where}: the file is not UTF-8"))
+        return set()
     chosen: set[str] = set()
-    for line, text in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
-        name = text.strip()
+    for line, text_line in enumerate(text.splitlines(), start=1):
+        name = text_line.strip()
         if not name or name.startswith("#"):
             continue
         if name not in names:
             issues.append(
                 Issue(
                     Code.UNKNOWN_SELECTION,
-                    f"{where} line {line}: {name!r} is not a file of team {team_dir.name!r}",
+                    f"{where} line {line}: {shorten(name)!r} is not a file of team "
+                    f"{team_dir.name!r}",
                     line,
                 )
             )
@@ -249,9 +293,10 @@ def _entry(cells: dict[str, str], line: int, base: Path, issues: list[Issue]) ->
     issues += found
     written = Path(cells["path"])
     path = written if written.is_absolute() else base / written
-    if cells["path"] and not path.is_file():
+    if cells["path"] and not path.exists():
         # The organiser's log names a file that is not there: the log's mistake, not a
-        # participant's rejected submission.
+        # participant's rejected submission (a folder or a pipe there is the submission's
+        # refusal, below).
         issues.append(
             Issue(
                 Code.SUBMISSION_NOT_FOUND,
@@ -296,6 +341,7 @@ def _entry(cells: dict[str, str], line: int, base: Path, issues: list[Issue]) ->
         path=path,
         submitted_at=when,
         selected=flag in TRUE_WORDS,
+        refusal=refusal(path.stat().st_mode),
     )
 
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from scorer.competition import Split
 from scorer.leaderboard.manifest import Submission
-from scorer.leaderboard.store import Fingerprint, Status, Store, now, stamp
+from scorer.leaderboard.schema import Status
+from scorer.leaderboard.store import Fingerprint, Store, now, stamp
 
 
 @dataclass(frozen=True)

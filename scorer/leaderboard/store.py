@@ -15,102 +15,17 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from scorer.competition import LOST_ITEMS, Competition, Split, Stage
-from scorer.errors import UsageError
-
-#: Bumped when the tables change; a database of another version is refused, not misread.
-#: 2: verdicts kept per fingerprint, and the boards of the last finished run (`board`).
-SCHEMA_VERSION = "2"
+from scorer.competition import LOST_ITEMS, Competition, Split
+from scorer.errors import FileSystemError, ScorerError, UsageError
+from scorer.leaderboard.schema import SCHEMA, SCHEMA_VERSION, SPLITS, Status
 
 #: How long a writer waits for another run's transaction before giving up, in seconds.
 BUSY_TIMEOUT = 60.0
-
-#: Per-user stages as stored beside a solution's user ids (one byte a user; None: no stage).
-STAGE_CODES: dict[Stage | None, int] = {
-    Stage.PUBLIC: 0,
-    Stage.PRIVATE: 1,
-    Stage.IGNORED: 2,
-    None: 3,
-}
-
-#: The splits whose per-user scores are stored, each apart: the public board never reads
-#: a private row.
-SPLITS = (Split.PUBLIC, Split.PRIVATE)
-
-
-class Status(StrEnum):
-    """A submission's verdict (stored as its value); `pending`: not judged yet."""
-
-    PENDING = "pending"  # in the log, no verdict in this run (it stopped or was interrupted)
-    SCORED = "scored"
-    REJECTED = "rejected"  # the participant's file breaks the contract; the report is kept
-    FAILED = "failed"  # the scorer broke on the file (a bug); tried again on every run
-
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS solutions (
-    hash TEXT PRIMARY KEY,
-    users INTEGER NOT NULL,
-    user_ids BLOB NOT NULL,      -- int64, ascending
-    stages BLOB NOT NULL,        -- int8 a user, see STAGE_CODES
-    added_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS fingerprints (
-    id INTEGER PRIMARY KEY,
-    solution_hash TEXT NOT NULL,  -- sha256 of the solution file's bytes
-    scorer_version TEXT NOT NULL,
-    config TEXT NOT NULL,         -- JSON of every option that changes a score or a verdict
-    UNIQUE (solution_hash, scorer_version, config)
-);
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY,
-    fingerprint INTEGER NOT NULL REFERENCES fingerprints (id),
-    started_at TEXT NOT NULL,
-    finished_at TEXT,
-    outcome TEXT CHECK (outcome IN ('finished', 'stopped')),  -- NULL: under way or interrupted
-    total INTEGER NOT NULL,       -- submissions in the log
-    judged INTEGER NOT NULL DEFAULT 0,
-    counts TEXT                   -- JSON, when it finished
-);
-CREATE TABLE IF NOT EXISTS verdicts (
-    id INTEGER PRIMARY KEY,
-    team TEXT NOT NULL,
-    path TEXT NOT NULL,
-    content_hash TEXT NOT NULL,   -- sha256 of the file's bytes, or '' if it could not be read
-    fingerprint INTEGER NOT NULL REFERENCES fingerprints (id),
-    run INTEGER NOT NULL,         -- the run that wrote it
-    status TEXT NOT NULL CHECK (status IN ('scored', 'rejected', 'failed')),
-    overall REAL,
-    public REAL,
-    private REAL,
-    metrics TEXT,                 -- JSON: every split's metrics (ScoreResult.to_dict())
-    error TEXT,                   -- JSON: the rejection report, or what failed
-    scored_at TEXT NOT NULL,
-    seconds REAL,
-    UNIQUE (team, path, content_hash, fingerprint)
-);
-CREATE TABLE IF NOT EXISTS per_user (
-    verdict INTEGER NOT NULL REFERENCES verdicts (id) ON DELETE CASCADE,
-    split TEXT NOT NULL CHECK (split IN ('public', 'private')),
-    ndcg BLOB NOT NULL,           -- float64 a user of the split (user_ids order), NaN if unscored
-    PRIMARY KEY (verdict, split)
-);
-CREATE TABLE IF NOT EXISTS board (
-    team TEXT NOT NULL,
-    path TEXT NOT NULL,
-    submitted_at TEXT NOT NULL,   -- ISO 8601, UTC, microseconds: sorts as text
-    selected INTEGER NOT NULL,
-    verdict INTEGER NOT NULL REFERENCES verdicts (id),
-    PRIMARY KEY (team, path)
-)
-"""
 
 
 @dataclass(frozen=True)
@@ -151,6 +66,21 @@ class Run:
     judged: int
 
 
+#: SQLite's primary result codes for a file that is not a database at all (SQLITE_CORRUPT,
+#: SQLITE_NOTADB); any other error is the system refusing (SQLITE_READONLY, SQLITE_FULL,
+#: SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_PERM…), and says why.
+_NOT_A_DATABASE = frozenset({11, 26})
+
+
+def refused(path: Path, exc: sqlite3.Error, doing: str) -> ScorerError:
+    """A SQLite error as the organiser should read it: a file that is not a database, or the
+    system's refusal to `doing` the database, with the path and SQLite's reason."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in _NOT_A_DATABASE:
+        return UsageError(f"{path}: not a leaderboard database ({exc})")
+    return FileSystemError(f"{path}: cannot {doing} the database: {exc}")
+
+
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
@@ -166,6 +96,8 @@ class Store:
     def __init__(self, path: Path, *, create: bool = True) -> None:
         """Open (and with `create`, make) the database at `path`; without `create`, nothing
         is written: `show` reads a database, `score` fills one."""
+        if path.is_dir():
+            raise UsageError(f"{path}: is a directory; expected a database file")
         if not create and not path.is_file():
             raise UsageError(f"{path}: no such database; run `scorer leaderboard score` first")
         if create and not path.parent.is_dir():
@@ -174,13 +106,13 @@ class Store:
         try:
             self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
         except sqlite3.Error as exc:
-            raise UsageError(f"{path}: cannot open the database ({exc})") from None
+            raise refused(path, exc, "open") from None
         try:
             self.db.execute("PRAGMA foreign_keys=ON")
             self._setup_waiting(create)
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             self.db.close()
-            raise UsageError(f"{path}: not a leaderboard database ({exc})") from None
+            raise refused(path, exc, "open") from None
         except BaseException:
             self.db.close()
             raise
@@ -208,8 +140,9 @@ class Store:
         if create and "meta" not in tables:
             self.db.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer
             with self.transaction():
-                for statement in _SCHEMA.split(";"):
-                    self.db.execute(statement)
+                for statement in SCHEMA.split(";"):
+                    if statement.strip():
+                        self.db.execute(statement)
                 self.db.execute(
                     "INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,)
                 )
@@ -234,14 +167,23 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """BEGIN IMMEDIATE … COMMIT: takes the write lock up front, rolls back on any error."""
-        self.db.execute("BEGIN IMMEDIATE")
+        """BEGIN IMMEDIATE … COMMIT: takes the write lock up front, rolls back on any error.
+        A write SQLite refuses (a read-only file, a full disk) is the system's (`refused`)."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise refused(self.path, exc, "write") from None
         try:
             yield
+            self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise refused(self.path, exc, "write") from None
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
             raise
-        self.db.execute("COMMIT")
 
     def published(self) -> Run | None:
         """The last run that finished: the one the boards show."""

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from scorer.competition import Split
 from scorer.leaderboard.boards import Board, Boards, Phase, Row
 from scorer.leaderboard.literal import shown
-from scorer.leaderboard.store import Status
+from scorer.leaderboard.schema import Status
 
 #: Decimals of a score on a board meant for people (JSON and CSV keep every digit).
 SCORE_DECIMALS = 6

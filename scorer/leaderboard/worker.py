@@ -15,7 +15,7 @@ import os
 import signal
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import SpawnProcess
@@ -28,7 +28,7 @@ from scorer.api import score as score_submission
 from scorer.competition import Competition
 from scorer.contract import Solution
 from scorer.errors import Failure, SubmissionError, error_object, size
-from scorer.leaderboard.store import Status
+from scorer.leaderboard.schema import Status
 from scorer.read import Limits
 from scorer.scoring import NoLost, ScoreResult
 
@@ -137,18 +137,29 @@ class Workers:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def judge(self, jobs: Sequence[tuple[int, Path]]) -> Iterator[Done]:
-        """Each job's verdict, in the order they finish."""
-        queue = deque(jobs)
-        while queue or any(slot.job is not None for slot in self._slots):
-            while queue and (slot := self._idle()) is not None:
+    def judge(self, jobs: Iterable[tuple[int, Path]]) -> Iterator[Done]:
+        """Each job's verdict, in the order they finish. Jobs are taken from `jobs` only when
+        a worker is free for them (a caller may prepare each one as it is asked for)."""
+        pending = iter(jobs)
+        waiting: deque[tuple[int, Path]] = deque()
+        exhausted = False
+        while True:
+            while True:
+                if not waiting and not exhausted:
+                    job = next(pending, None)
+                    exhausted = job is None
+                    waiting.extend([job] if job is not None else [])
+                if not waiting or (slot := self._idle()) is None:
+                    break
                 try:
-                    slot.conn.send(queue[0])
+                    slot.conn.send(waiting[0])
                 except OSError:  # the worker died between two submissions: replace it
                     self._drop(slot)
                     continue
-                slot.job, slot.started = queue.popleft(), time.monotonic()
+                slot.job, slot.started = waiting.popleft(), time.monotonic()
             busy = [slot for slot in self._slots if slot.job is not None]
+            if not busy:
+                return
             ready = wait([slot.conn for slot in busy], timeout=POLL)
             for slot in busy:
                 done = self._collect(slot) if slot.conn in ready else self._watch(slot)

@@ -13,22 +13,23 @@ from pathlib import Path
 
 import polars as pl
 
-from scorer.read import long, wide
+from scorer.read import long, parquet, wide
 from scorer.read.cells import ITEM, RANK, USER, Kind, Spec, Table
-from scorer.read.hints import Clues, hinted
-from scorer.read.source import (
-    DEFAULT_LIMITS,
-    Limits,
-    Rejected,
-    TableLike,
-    describe,
-    expanded_size,
+from scorer.read.files import (
+    check_regular,
+    digest,
+    inside,
     kind_of,
     kind_of_file,
-    open_path,
-    read_parquet,
-    to_polars,
+    open_regular,
+    refusal,
+    snapshot,
+    walk,
 )
+from scorer.read.frames import to_polars
+from scorer.read.hints import Clues, hinted
+from scorer.read.limits import DEFAULT_LIMITS, Limits, Rejected
+from scorer.read.source import TableLike, describe, expanded_size, opened
 from scorer.read.split import Parts, split
 from scorer.read.text import scan_text
 from scorer.read.wide import to_wide
@@ -46,31 +47,42 @@ __all__ = [
     "Spec",
     "Table",
     "TableLike",
+    "check_regular",
     "describe",
+    "digest",
     "expanded_size",
     "hinted",
+    "inside",
     "kind_of",
     "kind_of_file",
+    "open_regular",
     "read_table",
+    "refusal",
+    "snapshot",
     "split",
     "to_wide",
+    "walk",
 ]
 
 
 def read_table(source: TableLike, spec: Spec, limits: Limits = DEFAULT_LIMITS) -> Table:
     """Read a path (CSV, CSV.gz, Parquet) or a polars/pandas frame in the layout its header
-    shows; raise `Rejected` for a file whose rows cannot be judged at all."""
+    shows; raise `Rejected` for a file whose rows cannot be judged at all. A Parquet file is
+    judged from its footer (columns, rows, sizes, header) before any page is decoded."""
     file = describe(source)
     if not isinstance(source, str | Path):
-        return _from_frame(file, to_polars(source, file), spec, limits)
-    kind, content = open_path(Path(source), file, limits)
-    if kind == "parquet":  # its path, as `open_path` leaves it (a zip's member: its bytes)
-        frame = read_parquet(content, file, limits, words=spec.of_kind("stage"))
-        return _from_frame(file, frame, spec, limits)
-    text = scan_text(file, content, limits, blank_long=True)
-    if wide.is_wide(text.header, spec):
-        return wide.from_text(file, text, spec, limits)
-    return long.from_text(file, text, spec, limits)
+        return _from_frame(file, to_polars(source, file, limits), spec, limits)
+    with opened(Path(source), file, limits) as (kind, content):
+        if kind == "parquet":
+            footer = parquet.inspect(content, file, limits)
+            layout = wide if wide.is_wide(footer.names, spec) else long
+            layout.check_names(file, footer.names, spec, frame=True)
+            frame = parquet.read(content, file, footer, limits, words=spec.of_kind("stage"))
+            return _from_frame(file, frame, spec, limits)
+        text = scan_text(file, content, limits, blank_long=True)
+        if wide.is_wide(text.header, spec):
+            return wide.from_text(file, text, spec, limits)
+        return long.from_text(file, text, spec, limits)
 
 
 def _from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Table:

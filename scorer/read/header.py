@@ -10,7 +10,7 @@ import polars as pl
 
 from scorer.errors import Code, Issue, Report, shorten, single
 from scorer.read.hints import DELIMITER, float_hint, index_hint, split_hint, whole_floats
-from scorer.read.source import Limits, Rejected
+from scorer.read.limits import Limits, Rejected
 
 
 def check_header(

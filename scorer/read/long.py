@@ -6,7 +6,7 @@ import polars as pl
 
 from scorer.read.cells import DTYPE, MAX_ID, Kind, Spec, Table, judge, parse_cells
 from scorer.read.header import check_frame, check_header, no_rows, type_report
-from scorer.read.source import Limits, Rejected
+from scorer.read.limits import Limits, Rejected
 from scorer.read.text import Text, text_cells
 
 
@@ -26,7 +26,15 @@ def from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
 
 def check(file: str, text: Text, spec: Spec) -> None:
     """The header of a long CSV file: `Rejected` unless it names the spec's columns."""
-    check_header(file, text.header, list(spec.required), list(spec.optional), spec.of_kind("stage"))
+    check_names(file, text.header, spec)
+
+
+def check_names(file: str, names: list[str], spec: Spec, *, frame: bool = False) -> None:
+    """A long table's column names (a CSV header, a Parquet schema): `Rejected` unless they
+    are the spec's columns (a `frame`'s names are no line of a file)."""
+    check_header(
+        file, names, list(spec.required), list(spec.optional), spec.of_kind("stage"), frame=frame
+    )
 
 
 def _typed_read(text: Text, kinds: dict[str, Kind], spec: Spec) -> pl.DataFrame | None:

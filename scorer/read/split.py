@@ -18,7 +18,8 @@ from scorer.errors import Problem
 from scorer.read import long, wide
 from scorer.read.cells import Spec, Table
 from scorer.read.header import no_rows
-from scorer.read.source import Limits, Rejected, describe, open_path
+from scorer.read.limits import Limits, Rejected
+from scorer.read.source import describe, open_path
 from scorer.read.text import Text, encoding_report, fields, long_lines, misreadable, scan_text
 
 #: An id in digits that surely fits an Int64 (leading zeros aside): its value picks the part.

@@ -12,7 +12,8 @@ import polars as pl
 
 from scorer.errors import Code, Issue, Problem, Report, problem, shorten, single
 from scorer.read.header import no_rows
-from scorer.read.source import CHUNK, Limits, Rejected, header_names
+from scorer.read.limits import Limits, Rejected
+from scorer.read.source import CHUNK, header_names
 
 #: Bytes that polars' integer parser tolerates but the contract does not ('+1', '-0', ' 1'):
 #: a file free of them can take the fast typed read, which then accepts exactly what the
@@ -117,6 +118,7 @@ def scan_text(
             )
         ) from None
     header = header_names(text)
+    limits.check_columns(file, len(header), "line 1 (the header) names {count} columns")
     limits.check_rows(file, lines - 1)
     spans = lengths.spans
     return Text(

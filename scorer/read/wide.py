@@ -21,7 +21,7 @@ from scorer.read.cells import (
     parse_cells,
 )
 from scorer.read.header import check_frame, check_header, no_rows, type_report
-from scorer.read.source import Limits, Rejected
+from scorer.read.limits import Limits, Rejected
 from scorer.read.text import Text, text_cells
 
 
@@ -51,7 +51,13 @@ def from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
 
 def check(file: str, text: Text, spec: Spec) -> None:
     """The header of a wide CSV file: `Rejected` unless it names the user and list columns."""
-    check_header(file, text.header, _columns(spec), _extras(spec), _extras(spec))
+    check_names(file, text.header, spec)
+
+
+def check_names(file: str, names: list[str], spec: Spec, *, frame: bool = False) -> None:
+    """A wide table's column names (a CSV header, a Parquet schema): `Rejected` unless they
+    are the user and list columns (and perhaps a split; a `frame`'s names are no line)."""
+    check_header(file, names, _columns(spec), _extras(spec), _extras(spec), frame=frame)
 
 
 def _columns(spec: Spec) -> list[str]:

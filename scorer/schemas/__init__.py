@@ -15,7 +15,7 @@ from typing import Any
 from scorer import __version__
 from scorer.errors import Code, Failure
 from scorer.leaderboard.boards import Phase
-from scorer.leaderboard.store import Status as Verdict
+from scorer.leaderboard.schema import Status as Verdict
 from scorer.scoring import NoLost
 
 #: Raised when a key is removed or changes meaning; adding a key keeps the version.

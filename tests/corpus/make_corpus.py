@@ -202,6 +202,18 @@ def write(out: Path) -> list[Case]:
         "a NUL byte inside a cell, near the top",
         file_format=None,
     )
+    # A folder named like a submission (git keeps it by the file inside).
+    (out / "sub" / "folder.csv").mkdir(parents=True, exist_ok=True)
+    (out / "sub" / "folder.csv" / "inside.txt").write_bytes(b"a folder is not a submission\n")
+    add("folder.csv", None, "a folder named like a submission", not_a_file=None)
+    # A spreadsheet export with 998 empty columns after the three.
+    empty_columns = b"," * 998
+    add(
+        "many_columns.csv",
+        csv(blind).replace(b"\n", empty_columns + b"\n"),
+        "a header of 1,001 columns (998 of them empty), beyond the cap of 1,000",
+        too_many_columns=None,
+    )
     # A NUL far down the file (past the first 8 KiB the sniffing looks at) is a bad cell.
     padded = base.split(b"\n")
     padded[61:61] = [b""] * 9000  # blank lines before user 1004's block are skipped

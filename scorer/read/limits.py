@@ -1,0 +1,102 @@
+"""The caps every reader checks before the work a file would cost, and the error they raise."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scorer.errors import Code, Report, single
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps that keep a hostile file from exhausting memory; each breach is a clear error,
+    decided from cheap facts (a size on disk, a header, a Parquet footer) before the work."""
+
+    max_file_bytes: int = 4 << 30
+    max_decompressed_bytes: int = 8 << 30
+    max_rows: int = 250_000_000
+    max_line_bytes: int = 4096
+    #: Columns of a header or a Parquet schema: a submission has 2 to 4, and a reader pays
+    #: for every column a file names (100,000 of them took 1.4 GB before any check).
+    max_columns: int = 1000
+    #: Once a .csv.gz has expanded past `expansion_grace_bytes`, its output may be at most
+    #: this many times the compressed bytes read so far: CSV of ids compresses 3 to 10 times,
+    #: a bomb 200 to 1,000 times. Apache POI's zip-bomb guard uses the same ratio (its
+    #: minimum inflate ratio, 0.01) and spares small entries as the grace spares small files,
+    #: since a short file of repeated rows may compress better and costs nothing.
+    max_expansion: int = 100
+    expansion_grace_bytes: int = 64 << 20
+    #: A Parquet footer (the schema and the metadata of every row group) is parsed whole
+    #: before any check of its content: a submission's is a few kilobytes.
+    max_metadata_bytes: int = 8 << 20
+    #: The most rows a valid submission can have (k for each target user), when the reader
+    #: knows it (`scorer.parts.run` sets it from the targets). A Parquet file or a data frame
+    #: is read whole and its rows cost nothing on disk (a footer of 3 MB may declare 240
+    #: million repeated rows), so one with more than twice as many rows is refused from its
+    #: row count. A CSV file's rows are bounded by its bytes and reported one by one.
+    valid_rows: int | None = None
+
+    def check_size(self, file: str, size: int) -> None:
+        """`Rejected` (file_too_large) when a file of `size` bytes is over the cap."""
+        if size > self.max_file_bytes:
+            raise Rejected(
+                single(
+                    file,
+                    Code.FILE_TOO_LARGE,
+                    f"{file}: the file has {size:,} bytes; at most {self.max_file_bytes:,} "
+                    "are accepted",
+                )
+            )
+
+    def check_rows(self, file: str, count: int, what: str = "the file has {count} rows") -> None:
+        """`Rejected` (too_many_rows) when `count` rows are over the cap; `what` says what
+        holds them, as the message puts it."""
+        found = what.replace("{count}", f"{count:,}")  # not format: words are data
+        if count > self.max_rows:
+            raise Rejected(
+                single(
+                    file,
+                    Code.TOO_MANY_ROWS,
+                    f"{file}: {found}; at most {self.max_rows:,} are accepted",
+                )
+            )
+
+    def check_whole(self, file: str, count: int, what: str = "the table has {count} rows") -> None:
+        """`check_rows`, then the cap of a table read whole (`valid_rows`)."""
+        self.check_rows(file, count, what)
+        if self.valid_rows is not None and count > 2 * self.valid_rows:
+            found = what.replace("{count}", f"{count:,}")
+            raise Rejected(
+                single(
+                    file,
+                    Code.TOO_MANY_ROWS,
+                    f"{file}: {found}; a valid submission has at most {self.valid_rows:,} "
+                    "rows, and a table with more than twice as many is not read",
+                )
+            )
+
+    def check_columns(
+        self, file: str, count: int, what: str = "the table has {count} columns"
+    ) -> None:
+        """`Rejected` (too_many_columns) when a header or schema names more columns than the
+        cap; `what` says what, as the message puts it."""
+        if count > self.max_columns:
+            found = what.replace("{count}", f"{count:,}")
+            raise Rejected(
+                single(
+                    file,
+                    Code.TOO_MANY_COLUMNS,
+                    f"{file}: {found}; at most {self.max_columns:,} columns are accepted",
+                )
+            )
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class Rejected(Exception):
+    """Raised inside the readers; the caller turns it into a participant or host error."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        super().__init__(report.render())

@@ -1,0 +1,217 @@
+"""Hostile files made at run time from a seed, small on disk and huge (or strange) once read,
+and a way to run the CLI on one and measure it; for tests/test_hostile.py and
+bench/hostile_bench.py.
+
+Each maker writes one file and returns nothing; `HOSTILE` lists them with the code the
+scorer must answer. `measured` runs a command under bench/measure.py, whose peak RSS is the
+command's own (a child forked from pytest would start from pytest's size).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MEASURE = ROOT / "bench" / "measure.py"
+MB = 1 << 20
+GB = 1 << 30
+HEADER = b"user_id,edition_id,rank\n"
+
+
+def user_rows(seed: int, user: int = 1001) -> bytes:
+    """One target user's 20 ranked editions, drawn from `seed`: valid-looking rows."""
+    rng = random.Random(seed)
+    editions = rng.sample(range(1_000_000, 2_000_000), 20)
+    return b"".join(b"%d,%d,%d\n" % (user, e, r) for r, e in enumerate(editions, 1))
+
+
+def repeated_gzip(path: Path, head: bytes, block: bytes, copies: int, members: int = 1) -> None:
+    """`members` gzip members, each `head` (the first member only) then `block` `copies`
+    times, written in no time: after a full flush the compressor forgets its past, so the
+    block packs to the same bytes every time and is compressed once; each member's header
+    and trailer (CRC-32 and size of what it expands to) are written by hand."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    packed = packer.compress(block) + packer.flush(zlib.Z_FULL_FLUSH)
+    end = packer.flush()  # the final, empty block
+    crcs: dict[bytes, int] = {}
+    with path.open("wb") as out:
+        for member in range(members):
+            first = head if member == 0 else b""
+            if first not in crcs:
+                crc = zlib.crc32(first)
+                for _ in range(copies):
+                    crc = zlib.crc32(block, crc)
+                crcs[first] = crc
+            starter = zlib.compressobj(9, zlib.DEFLATED, -15)
+            start = starter.compress(first) + starter.flush(zlib.Z_FULL_FLUSH)
+            size = (len(first) + copies * len(block)) & 0xFFFFFFFF
+            out.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff" + start + packed * copies + end)
+            out.write(struct.pack("<II", crcs[first], size))
+
+
+def gzip_rows(path: Path, seed: int = 0, expanded: int = 2 * GB) -> None:
+    """A .csv.gz expanding to `expanded` bytes of valid-looking rows (one target user's 20
+    ranked editions, over and over): about 10 MB on disk for 2 GiB."""
+    rows = user_rows(seed)
+    block = rows * (MB // len(rows))
+    repeated_gzip(path, HEADER, block, expanded // len(block))
+
+
+def gzip_nul(path: Path, members: int = 126, member_bytes: int = 64 * MB) -> None:
+    """`members` gzip members of `member_bytes` NUL bytes each: 7.9 GiB from about 8 MB."""
+    repeated_gzip(path, b"", bytes(MB), member_bytes // MB, members)
+
+
+def parquet_repeated(path: Path, seed: int = 0, rows: int = 240_000_000) -> None:
+    """`rows` copies of one valid-looking row, dictionary- and run-length-encoded: 3 MB on
+    disk, and a footer whose sizes add up to under 3 MB (about 10 s to write)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    user, edition, rank = (int(v) for v in user_rows(seed).split(b"\n")[0].split(b","))
+    group = 1_000_000
+    table = pa.table(
+        {
+            "user_id": pa.array(np.full(group, user, np.int64)),
+            "edition_id": pa.array(np.full(group, edition, np.int64)),
+            "rank": pa.array(np.full(group, rank, np.int64)),
+        }
+    )
+    with pq.ParquetWriter(path, table.schema, compression="zstd") as writer:
+        for _ in range(rows // group):
+            writer.write_table(table, row_group_size=group)
+
+
+def parquet_columns(path: Path, seed: int = 0, columns: int = 100_000) -> None:
+    """One row in `columns` integer columns, the three of a submission among them: 29 MB on
+    disk, a 20 MB footer (about 10 s to write)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = random.Random(seed)
+    one = pa.array([rng.randrange(100)], pa.int64())
+    names = ["user_id", "edition_id", "rank", *(f"c{i}" for i in range(columns - 3))]
+    pq.write_table(pa.table([one] * columns, names=names), path)
+
+
+def parquet_long_cell(path: Path, seed: int = 0, users: int = 4, cell: int = 40 * MB) -> None:
+    """A wide Parquet file whose every list cell is the same `cell`-byte run of one id:
+    stored once (a dictionary page, compressed to almost nothing), `users` times that once
+    read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = random.Random(seed)
+    text = (b"%d " % rng.randrange(1_000_000, 2_000_000)) * (cell // 8)
+    table = pa.table(
+        {
+            "user_id": pa.array([1001 + i for i in range(users)], pa.int64()),
+            "edition_ids": pa.array([text.decode()] * users, pa.string()),
+        }
+    )
+    pq.write_table(table, path, compression="zstd", dictionary_pagesize_limit=2 * cell)
+
+
+def gzip_small(path: Path, seed: int = 0) -> None:
+    """A valid-looking submission, gzipped: the control, which must not be refused."""
+    path.write_bytes(gzip.compress(HEADER + user_rows(seed), mtime=0))
+
+
+@dataclass(frozen=True)
+class Hostile:
+    """A hostile file: its name, how it is made, what it is, the code it must get."""
+
+    name: str
+    make: Callable[[Path], None]
+    what: str
+    code: str
+    slow: bool = False
+
+
+HOSTILE = (
+    Hostile("rows_bomb.csv.gz", gzip_rows, "gzip of 2 GiB of valid-looking rows", "file_too_large"),
+    Hostile(
+        "nul_bomb.csv.gz", gzip_nul, "gzip of 7.9 GiB of NUL bytes, 126 members", "file_format"
+    ),
+    Hostile(
+        "repeated.parquet",
+        parquet_repeated,
+        "Parquet of 240M identical rows (RLE)",
+        "too_many_rows",
+        slow=True,
+    ),
+    Hostile(
+        "columns.parquet",
+        parquet_columns,
+        "Parquet with 100,000 columns",
+        "too_many_columns",
+        slow=True,
+    ),
+    Hostile(
+        "long_cells.parquet",
+        parquet_long_cell,
+        "wide Parquet, each list cell 40 MB (one dictionary value)",
+        "line_too_long",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One run: exit code, both streams, the command's own peak RSS (MiB) and wall time."""
+
+    exit: int
+    stdout: str
+    stderr: str
+    rss_mb: float
+    wall: float
+
+    def json(self) -> dict[str, object]:
+        data: dict[str, object] = json.loads(self.stdout.strip().splitlines()[-1])
+        return data
+
+
+def scorer_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "scorer", *args]
+
+
+#: The address space a measured command may take: a regression that tries to expand a
+#: bomb dies (and fails its test) instead of exhausting the machine.
+ADDRESS_SPACE = 8 * GB
+
+
+def _limited() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+def measured(command: list[str], timeout: float = 600) -> Measured:
+    """Run `command` from the repository root (the scorer of this tree first on the path)
+    under bench/measure.py, within `ADDRESS_SPACE`; kill it after `timeout` seconds."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with tempfile.TemporaryDirectory(prefix="scorer-measure-") as folder:
+        result = Path(folder) / "result.json"
+        done = subprocess.run(
+            [sys.executable, "-S", str(MEASURE), str(result), str(timeout), "--", *command],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout + 60,
+            preexec_fn=_limited if sys.platform == "linux" else None,
+        )
+        figures = json.loads(result.read_text(encoding="utf-8"))
+    return Measured(done.returncode, done.stdout, done.stderr, figures["rss_mb"], figures["wall"])
