@@ -47,7 +47,7 @@ def validate(
         return check_submission(table, users).height  # the ranked items, in either format
 
     if solution is None:
-        count = _plan(submission, targets, parts)
+        count = _plan(submission, targets, parts, limits, Role.TARGETS)
         done = run(
             submission,
             cast(TableLike, targets),
@@ -87,8 +87,8 @@ def score(
     `competition`: the rules (`scorer.Competition`; a `Solution` already read carries its
     own). `no_lost` says how a target user with no lost pairs counts: "zero" (default) or
     "exclude". `parts`: read two CSV files by user in this many parts, one at a time, in
-    memory bounded by one part (same rules, messages and bits); by default 1 up to a 1 GiB
-    submission, then one part a 256 MiB (`scorer.parts.plan`).
+    memory bounded by one part (same rules, messages and bits); by default as many as keep
+    the estimated memory within `limits.max_memory` (`scorer.parts.plan`).
     Nothing is scored unless every rule holds (`SubmissionError` otherwise).
     """
     policy = NoLost.of(no_lost)
@@ -119,7 +119,7 @@ def _against(
 ) -> tuple[int, list[R]]:
     """`check` the submission against the solution in the parts `plan` gives (a `Solution`
     read already is used as it is); the number of parts and what each gave."""
-    count = _plan(submission, solution, parts)
+    count = _plan(submission, solution, parts, limits, Role.SOLUTION)
     ready = isinstance(solution, Solution)
     done = run(
         submission,
@@ -145,8 +145,10 @@ def _competition(solution: object, competition: Competition) -> Competition:
     return competition
 
 
-def _plan(submission: TableLike, truth: object, parts: int | None) -> int:
+def _plan(
+    submission: TableLike, truth: object, parts: int | None, limits: Limits, role: Role
+) -> int:
     try:
-        return plan(submission, truth, parts)
+        return plan(submission, truth, parts, limits, role)
     except ValueError as exc:
         raise UsageError(str(exc)) from None

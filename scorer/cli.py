@@ -88,6 +88,16 @@ MaxDecompressed = Annotated[
         help="Largest decompressed size of a .csv.gz file.",
     ),
 ]
+MaxMemory = Annotated[
+    int,
+    typer.Option(
+        metavar="BYTES",
+        min=1 << 20,
+        show_default=size(DEFAULT_LIMITS.max_memory),
+        help="Memory budget: files estimated to need more when read whole are read in parts "
+        "(CSV) or refused (too_large_for_memory).",
+    ),
+]
 MaxRows = Annotated[
     int,
     typer.Option(
@@ -112,18 +122,21 @@ Parts = Annotated[
         metavar="N",
         min=1,
         help="Split the CSV files by user into this many parts and check one part at a time, "
-        "in bounded memory (same rules, messages and scores). Default: 1 up to a 1 GiB "
-        "submission, then one part a 256 MiB.",
+        "in bounded memory (same rules, messages and scores). Default: as many as keep "
+        "the estimated memory within --max-memory.",
     ),
 ]
 
 
-def _limits(max_bytes: int, max_decompressed: int, max_rows: int, max_line: int) -> Limits:
+def _limits(
+    max_bytes: int, max_decompressed: int, max_rows: int, max_line: int, max_memory: int
+) -> Limits:
     return Limits(
         max_file_bytes=max_bytes,
         max_decompressed_bytes=max_decompressed,
         max_rows=max_rows,
         max_line_bytes=max_line,
+        max_memory=max_memory,
     )
 
 
@@ -145,12 +158,13 @@ def score(
     max_decompressed: MaxDecompressed = DEFAULT_LIMITS.max_decompressed_bytes,
     max_rows: MaxRows = DEFAULT_LIMITS.max_rows,
     max_line: MaxLine = DEFAULT_LIMITS.max_line_bytes,
+    max_memory: MaxMemory = DEFAULT_LIMITS.max_memory,
     parts: Parts = None,
     competition: CompetitionFile = None,
 ) -> None:
     """Validate a submission against the solution and print its public, private and overall
     scores (NDCG@20 by default) (exit 0), or every problem of the file (exit 1)."""
-    limits = _limits(max_bytes, max_decompressed, max_rows, max_line)
+    limits = _limits(max_bytes, max_decompressed, max_rows, max_line, max_memory)
 
     def run() -> ScoreResult:
         rules = competition_of(competition)
@@ -208,12 +222,13 @@ def validate(
     max_decompressed: MaxDecompressed = DEFAULT_LIMITS.max_decompressed_bytes,
     max_rows: MaxRows = DEFAULT_LIMITS.max_rows,
     max_line: MaxLine = DEFAULT_LIMITS.max_line_bytes,
+    max_memory: MaxMemory = DEFAULT_LIMITS.max_memory,
     parts: Parts = None,
     competition: CompetitionFile = None,
 ) -> None:
     """Check a submission with the same rules and messages as `score`, without scoring it:
     run it before every upload."""
-    limits = _limits(max_bytes, max_decompressed, max_rows, max_line)
+    limits = _limits(max_bytes, max_decompressed, max_rows, max_line, max_memory)
 
     def run() -> int:
         rules = competition_of(competition)

@@ -26,6 +26,7 @@ class Code(StrEnum):
     FILE_ENCODING = "file_encoding"
     FILE_CORRUPT = "file_corrupt"
     TOO_MANY_ROWS = "too_many_rows"
+    TOO_LARGE_FOR_MEMORY = "too_large_for_memory"
     TOO_MANY_COLUMNS = "too_many_columns"
     NO_ROWS = "no_rows"
     BAD_DELIMITER = "bad_delimiter"
@@ -74,6 +75,7 @@ STRUCTURAL = frozenset(
         Code.FILE_ENCODING,
         Code.FILE_CORRUPT,
         Code.TOO_MANY_ROWS,
+        Code.TOO_LARGE_FOR_MEMORY,
         Code.TOO_MANY_COLUMNS,
         Code.NO_ROWS,
         Code.BAD_DELIMITER,

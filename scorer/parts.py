@@ -21,8 +21,19 @@ from typing import TypeVar, cast
 
 from scorer.competition import Competition
 from scorer.contract import Role, reading, spec_of
-from scorer.errors import HostError, Problem, Report, SubmissionError, merge
+from scorer.errors import (
+    Code,
+    HostError,
+    Problem,
+    Report,
+    ScorerError,
+    SubmissionError,
+    merge,
+    single,
+    size,
+)
 from scorer.read import (
+    DEFAULT_LIMITS,
     Clues,
     Limits,
     Parts,
@@ -30,7 +41,7 @@ from scorer.read import (
     Table,
     TableLike,
     describe,
-    expanded_size,
+    footprint,
     hinted,
     kind_of,
     read_table,
@@ -40,26 +51,70 @@ from scorer.read import (
 T = TypeVar("T")
 R = TypeVar("R")
 
-#: A CSV submission larger than this (decompressed, as far as a gzip trailer tells) is read in
-#: parts of about `PART_BYTES` each: at 1M users (368 MB) the whole-file scorer peaks near
-#: 2 GB, so a part's peak stays near 1.5 GB.
-IN_PARTS_ABOVE = 1 << 30
-PART_BYTES = 256 << 20
+#: Peak memory of a whole-file read, per byte of the two tables read (measured at 1M users:
+#: 1.84 GB for 731 MB of CSV; 2.0 GB for 2 x 480 MB of decoded Parquet), with a margin.
+BYTES_PER_BYTE = 3
+
+#: Memory a process holds before any table: the interpreter, polars, pyarrow.
+BASE_BYTES = 300 << 20
+
+#: Memory a read in parts holds beyond its part's tables (the splitter's buffers).
+SPLIT_BYTES = 700 << 20
 
 
-def plan(submission: TableLike, truth: object, parts: int | None = None) -> int:
-    """How many parts to read two files in: `parts` if given, else 1 up to `IN_PARTS_ABOVE`
-    bytes of submission and one a `PART_BYTES` above. Only CSV and CSV.gz files are split
-    (a frame is in memory already; a Parquet file, a `Solution` or a targets series is read
-    whole), so any other pair is one part whatever is asked."""
+def plan(
+    submission: TableLike,
+    truth: object,
+    parts: int | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    role: Role = Role.SOLUTION,
+) -> int:
+    """How many parts to read two files in, decided from cheap facts before any work: `parts`
+    if given; else 1 when reading both whole is estimated to fit the memory budget
+    (`Limits.max_memory`: `BYTES_PER_BYTE` for every byte of their tables, `footprint`, plus
+    `BASE_BYTES`); else as many parts as keep each one within it. Only CSV and CSV.gz files
+    are split (a frame is in memory already; a Parquet file, a `Solution` or a targets series
+    is read whole), so any other pair is one part whatever is asked; a Parquet submission
+    over the budget is refused (too_large_for_memory) before it is read."""
     if parts is not None and parts < 1:
         raise ValueError(f"parts = {parts}; expected 1 or more")
-    if not (_splittable(submission) and _splittable(truth)):
-        return 1
-    if parts is not None:
+    sizes = {role: _footprint(source) for role, source in (("sub", submission), ("truth", truth))}
+    need = BYTES_PER_BYTE * sum(sizes.values())
+    splittable = _splittable(submission) and _splittable(truth)
+    if splittable and parts is not None:
         return parts
-    size = expanded_size(Path(str(submission)))
-    return 1 if size <= IN_PARTS_ABOVE else math.ceil(size / PART_BYTES)
+    if parts is not None or need + BASE_BYTES <= limits.max_memory:
+        return 1
+    room = limits.max_memory - BASE_BYTES - SPLIT_BYTES
+    if splittable and room > 0:
+        return max(2, math.ceil(need / room))
+    raise _too_large(submission, truth, sizes, need, limits, role)
+
+
+def _footprint(source: object) -> int:
+    return footprint(Path(source)) if isinstance(source, str | Path) else 0
+
+
+def _too_large(
+    submission: TableLike,
+    truth: object,
+    sizes: dict[str, int],
+    need: int,
+    limits: Limits,
+    role: Role,
+) -> ScorerError:
+    """The file that makes two files too large for the budget: the larger one's error (the
+    participant's for a submission, the organiser's for a solution or targets file)."""
+    ours = sizes["sub"] >= sizes["truth"]
+    file = describe(cast(TableLike, submission if ours else truth))
+    message = (
+        f"{file}: reading it needs about {(need + BASE_BYTES) / (1 << 20):,.0f} MiB of memory, "
+        f"over the budget "
+        f"of {size(limits.max_memory)}, and a file of its kind is not read in parts"
+    )
+    hint = "raise the budget with --max-memory (max_memory in Limits), or use a CSV file"
+    report = single(file, Code.TOO_LARGE_FOR_MEMORY, message, hint=hint)
+    return SubmissionError(report) if ours else HostError(str(role), report)
 
 
 def _splittable(source: object) -> bool:

@@ -21,8 +21,8 @@ from scorer import HostError, SubmissionError
 from scorer.cli import app
 from scorer.contract import Role, spec_of
 from scorer.errors import ScorerError, UsageError
-from scorer.parts import IN_PARTS_ABOVE, PART_BYTES, plan
-from scorer.read import DEFAULT_LIMITS, read_table
+from scorer.parts import BASE_BYTES, BYTES_PER_BYTE, SPLIT_BYTES, plan
+from scorer.read import DEFAULT_LIMITS, Limits, read_table
 from scorer.read.split import split
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -110,15 +110,58 @@ def test_a_broken_solution_is_a_host_error_in_parts_too(tmp_path: Path) -> None:
     assert [p.code for p in caught.value.report.problems] == ["duplicate_pair"]
 
 
-def test_files_above_a_gibibyte_are_scored_in_parts_by_default(tmp_path: Path) -> None:
+def sparse(path: Path, size: int) -> Path:
+    """A file of `size` bytes that takes no disk."""
+    with path.open("wb") as handle:
+        handle.truncate(size)
+    return path
+
+
+def test_files_over_the_memory_budget_are_scored_in_parts_by_default(tmp_path: Path) -> None:
     small = tmp_path / "small.csv"
     small.write_text("user_id,edition_id,rank\n")
-    large = tmp_path / "large.csv"
-    with large.open("wb") as handle:  # sparse: no disk used
-        handle.truncate(IN_PARTS_ABOVE + 1)
-    assert plan(small, small) == 1
-    assert plan(large, small) == -(-(IN_PARTS_ABOVE + 1) // PART_BYTES) == 5
-    assert plan(tmp_path / "missing.csv", small) == 1
+    budget = Limits(max_memory=4 << 30)
+    fits = (budget.max_memory - BASE_BYTES) // BYTES_PER_BYTE - small.stat().st_size
+    assert plan(sparse(tmp_path / "fits.csv", fits), small, limits=budget) == 1
+    large = sparse(tmp_path / "large.csv", 3 << 30)
+    room = budget.max_memory - BASE_BYTES - SPLIT_BYTES
+    expected = -(-BYTES_PER_BYTE * ((3 << 30) + small.stat().st_size) // room)
+    assert plan(large, small, limits=budget) == expected == 3
+    assert plan(large, small, limits=Limits(max_memory=32 << 30)) == 1  # a bigger budget
+    assert plan(large, small, 2, limits=budget) == 2  # asked for: as asked
+    assert plan(tmp_path / "missing.csv", small) == 1  # the reader says it is missing
+
+
+def test_a_parquet_file_over_the_memory_budget_is_refused_before_it_is_read(
+    tmp_path: Path,
+) -> None:
+    """A Parquet file is not read in parts: over the budget (from its footer's decoded
+    size), it is refused by name, the participant's when it is the submission."""
+    path = tmp_path / "submission.parquet"
+    pl.read_csv(VALID).write_parquet(path)
+    tight = Limits(max_memory=256 << 20)  # less than the process itself
+    with pytest.raises(SubmissionError) as caught:
+        scorer.validate(path, targets=TARGETS, limits=tight)
+    (found,) = caught.value.report.problems
+    assert found.code == "too_large_for_memory"
+    assert found.examples[0].message.startswith("submission.parquet: reading it needs about ")
+    assert found.examples[0].message.endswith(
+        "of memory, over the budget of 256 MiB, and a file of its kind is not read in parts"
+    )
+    assert (
+        found.hint == "raise the budget with --max-memory (max_memory in Limits), or use a CSV file"
+    )
+    assert scorer.validate(path, targets=TARGETS) > 0  # the default budget reads it
+
+
+def test_the_cli_takes_a_memory_budget(tmp_path: Path) -> None:
+    path = tmp_path / "submission.parquet"
+    pl.read_csv(VALID).write_parquet(path)
+    args = ["validate", str(path), "--targets", str(TARGETS), "--json"]
+    tight = CliRunner().invoke(app, [*args, "--max-memory", str(256 << 20)])
+    assert tight.exit_code == 1
+    assert json.loads(tight.stdout)["error"]["problems"][0]["code"] == "too_large_for_memory"
+    assert CliRunner().invoke(app, args).exit_code == 0
 
 
 def test_parts_must_be_positive() -> None:

@@ -274,6 +274,8 @@ def score_entries(
     `force`."""
     policy = NoLost.of(no_lost)
     isolation = isolation if isolation is not None else Isolation()
+    if isolation.workers and isolation.budget < limits.max_memory:  # plan within the budget
+        limits = dataclasses.replace(limits, max_memory=isolation.budget)
     truth = _Truth(solution, competition, limits, store)
     fingerprint = Fingerprint(truth.digest, __version__, config_of(policy, limits, competition))
     if not runs.has_solution(store, truth.digest):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, TypeVar
 
@@ -29,6 +30,7 @@ from scorer.leaderboard.render import Format, format_for, render
 from scorer.leaderboard.schema import Status
 from scorer.leaderboard.terminal import batch_text, renderables, summary_text, table_text
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, default_workers
+from scorer.read import DEFAULT_LIMITS
 from scorer.scoring import NoLost
 from scorer.shell import (
     HOST,
@@ -142,8 +144,9 @@ def score(
             metavar="BYTES",
             min=1 << 20,
             show_default=size(DEFAULT_BUDGET),
-            help="Resident memory a worker may use on one submission; past it the "
-            "submission fails (out_of_memory) and the batch goes on.",
+            help="Memory budget of one submission: files over it are read in parts, or refused "
+            "(too_large_for_memory); a worker past it is killed, the submission fails "
+            "(out_of_memory) and the batch goes on.",
         ),
     ] = DEFAULT_BUDGET,
     timeout: Annotated[
@@ -192,6 +195,7 @@ def score(
                 no_lost=no_lost,
                 progress=progress,
                 force=force,
+                limits=replace(DEFAULT_LIMITS, max_memory=max_memory),
                 isolation=Isolation(
                     workers=default_workers(max_memory) if workers is None else workers,
                     budget=max_memory,

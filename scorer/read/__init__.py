@@ -29,7 +29,7 @@ from scorer.read.files import (
 from scorer.read.frames import to_polars
 from scorer.read.hints import Clues, hinted
 from scorer.read.limits import DEFAULT_LIMITS, Limits, Rejected
-from scorer.read.source import TableLike, describe, expanded_size, opened
+from scorer.read.source import TableLike, describe, expanded_size, footprint, opened
 from scorer.read.split import Parts, split
 from scorer.read.text import scan_text
 from scorer.read.wide import to_wide
@@ -51,6 +51,7 @@ __all__ = [
     "describe",
     "digest",
     "expanded_size",
+    "footprint",
     "hinted",
     "inside",
     "kind_of",

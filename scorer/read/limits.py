@@ -14,6 +14,11 @@ class Limits:
 
     max_file_bytes: int = 4 << 30
     max_decompressed_bytes: int = 8 << 30
+    #: The memory budget (`--max-memory`): two files whose estimated cost when read whole
+    #: (`scorer.parts.plan`) is over it are read in parts by user, each within it; files that
+    #: cannot be split (Parquet) and are over it are refused as too_large_for_memory. The
+    #: leaderboard's workers are also killed past it.
+    max_memory: int = 4 << 30
     max_rows: int = 250_000_000
     max_line_bytes: int = 4096
     #: Columns of a header or a Parquet schema: a submission has 2 to 4, and a reader pays

@@ -285,6 +285,13 @@ def write(out: Path) -> list[Case]:
         too_many_rows=None,
         options=["--max-rows", "50"],
     )
+    add(
+        "too_large_for_memory.parquet",
+        valid_parquet_bytes(blind),
+        "a Parquet file over a 256 MiB memory budget (less than the process itself)",
+        too_large_for_memory=None,
+        options=["--max-memory", str(256 << 20)],
+    )
     add("missing_file.csv", None, "a file that does not exist", file_not_found=None)
 
     # --- The header -----------------------------------------------------------------------
