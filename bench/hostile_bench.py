@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from hostile_files import HOSTILE, MEASURE  # noqa: E402 (tests/ is put on the path first)
+from hostile_files import HOSTILE, KAGGLE_CELL, MEASURE  # noqa: E402 (tests/ is put on the path first)
 
 #: The address space a measured command may take: a regression dies, the machine lives.
 ADDRESS_SPACE = 8 << 30
@@ -50,19 +50,6 @@ BEFORE = {
     "folder.csv": "'no such file'",
     "kaggle 40 MB cell": "1.7 GB",
 }
-
-KAGGLE = (
-    "import pandas as pd\n"
-    "from scorer.adapters import kaggle\n"
-    "solution = pd.DataFrame({'user_id': [1001, 1002], 'edition_ids': ['1 2', '3']})\n"
-    "cells = ['1 ' * 20_000_000, ' '.join(map(str, range(20)))]\n"
-    "submission = pd.DataFrame({'user_id': [1001, 1002], 'edition_ids': cells})\n"
-    "try:\n"
-    "    kaggle.score(solution, submission, 'user_id')\n"
-    "except kaggle.ParticipantVisibleError as exc:\n"
-    "    print(str(exc).splitlines()[1].split(']')[0].strip(' ['))\n"
-    "    raise SystemExit(1) from None\n"
-)
 
 
 def _limited() -> None:
@@ -122,7 +109,7 @@ def hostile_rows(work: Path, corpus: Path) -> list[dict[str, Any]]:
             run = measure([*scorer, command, str(path), *map(str, truth), "--json"], ROOT)
             rows.append({"file": name, "what": what, "bytes": size, "command": command, **run})
             print(f"{name} {command}: {verdict(run)} {run['rss_mb']:.0f} MB {run['wall']:.2f} s")
-    run = measure([sys.executable, "-c", KAGGLE], ROOT)
+    run = measure([sys.executable, "-c", KAGGLE_CELL], ROOT)
     rows.append(
         {
             "file": "kaggle 40 MB cell",
@@ -130,7 +117,7 @@ def hostile_rows(work: Path, corpus: Path) -> list[dict[str, Any]]:
             "bytes": 0,
             "command": "kaggle.score",
             **run,
-            "verdict": run["stdout"].strip(),
+            "verdict": "refused: Kaggle's fixed message" if run["exit"] == 1 else "accepted",
         }
     )
     return rows

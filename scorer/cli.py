@@ -70,50 +70,51 @@ def _main(
 Submission = Annotated[
     Path, typer.Argument(metavar="SUBMISSION", help="Submission file: .csv, .csv.gz or .parquet.")
 ]
+
+
+def _cap(metavar: str, least: int, default: str, help: str) -> Any:
+    """A cap's option: its unit, its least value, its default as people read it."""
+    return typer.Option(metavar=metavar, min=least, show_default=default, help=help)
+
+
 MaxBytes = Annotated[
     int,
-    typer.Option(
-        metavar="BYTES",
-        min=1,
-        show_default=size(DEFAULT_LIMITS.max_file_bytes),
-        help="Largest file accepted (compressed size for .gz).",
+    _cap(
+        "BYTES",
+        1,
+        size(DEFAULT_LIMITS.max_file_bytes),
+        "Largest file accepted (compressed size for .gz).",
     ),
 ]
 MaxDecompressed = Annotated[
     int,
-    typer.Option(
-        metavar="BYTES",
-        min=1,
-        show_default=size(DEFAULT_LIMITS.max_decompressed_bytes),
-        help="Largest decompressed size of a .csv.gz file.",
+    _cap(
+        "BYTES",
+        1,
+        size(DEFAULT_LIMITS.max_decompressed_bytes),
+        "Largest decompressed size of a .csv.gz file.",
     ),
 ]
 MaxMemory = Annotated[
     int,
-    typer.Option(
-        metavar="BYTES",
-        min=1 << 20,
-        show_default=size(DEFAULT_LIMITS.max_memory),
-        help="Memory budget: files estimated to need more when read whole are read in parts "
+    _cap(
+        "BYTES",
+        1 << 20,
+        size(DEFAULT_LIMITS.max_memory),
+        "Memory budget: files estimated to need more when read whole are read in parts "
         "(CSV) or refused (too_large_for_memory).",
     ),
 ]
 MaxRows = Annotated[
-    int,
-    typer.Option(
-        metavar="ROWS",
-        min=1,
-        show_default=f"{DEFAULT_LIMITS.max_rows:,}",
-        help="Most rows a file may have.",
-    ),
+    int, _cap("ROWS", 1, f"{DEFAULT_LIMITS.max_rows:,}", "Most rows a file may have.")
 ]
 MaxLine = Annotated[
     int,
-    typer.Option(
-        metavar="BYTES",
-        min=16,
-        show_default=f"{DEFAULT_LIMITS.max_line_bytes:,} bytes",
-        help="Longest line of a CSV file.",
+    _cap(
+        "BYTES",
+        16,
+        f"{DEFAULT_LIMITS.max_line_bytes:,} bytes",
+        "Longest line of a CSV file.",
     ),
 ]
 Parts = Annotated[

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,3 +26,12 @@ def _command_built_once() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(typer.testing, "_get_command", get)
         yield
+
+
+@pytest.fixture()
+def copy(world: Path, tmp_path: Path) -> Path:
+    """A private copy of a module's scored competition (its `world` fixture), for tests
+    that change it."""
+    target = tmp_path / "lb"
+    shutil.copytree(world, target)
+    return target

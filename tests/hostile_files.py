@@ -28,6 +28,21 @@ MB = 1 << 20
 GB = 1 << 30
 HEADER = b"user_id,edition_id,rank\n"
 
+#: A Python program that gives Kaggle's adapter a frame with a 40 MB cell, as Kaggle would,
+#: and prints the participant's message (exit 1).
+KAGGLE_CELL = (
+    "import pandas as pd\n"
+    "from scorer.adapters import kaggle\n"
+    "solution = pd.DataFrame({'user_id': [1001, 1002], 'edition_ids': ['1 2', '3']})\n"
+    "cells = ['1 ' * 20_000_000, ' '.join(map(str, range(20)))]\n"
+    "submission = pd.DataFrame({'user_id': [1001, 1002], 'edition_ids': cells})\n"
+    "try:\n"
+    "    kaggle.score(solution, submission, 'user_id')\n"
+    "except kaggle.ParticipantVisibleError as exc:\n"
+    "    print(exc)\n"
+    "    raise SystemExit(1) from None\n"
+)
+
 
 def user_rows(seed: int, user: int = 1001) -> bytes:
     """One target user's 20 ranked editions, drawn from `seed`: valid-looking rows."""

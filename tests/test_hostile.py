@@ -29,7 +29,16 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
-from hostile_files import HOSTILE, MB, ROOT, Hostile, Measured, measured, scorer_command
+from hostile_files import (
+    HOSTILE,
+    KAGGLE_CELL,
+    MB,
+    ROOT,
+    Hostile,
+    Measured,
+    measured,
+    scorer_command,
+)
 from typer.testing import CliRunner
 
 import scorer
@@ -116,19 +125,8 @@ def test_a_small_gzip_file_is_still_read(tmp_path: Path) -> None:
 
 
 def test_a_40_mb_cell_given_to_the_kaggle_adapter_is_refused_before_conversion() -> None:
-    code = (
-        "import pandas as pd\n"
-        "from scorer.adapters import kaggle\n"
-        "solution = pd.DataFrame({'user_id': [1001, 1002], 'edition_ids': ['1 2', '3']})\n"
-        "cells = ['1 ' * 20_000_000, ' '.join(map(str, range(20)))]\n"
-        "submission = pd.DataFrame({'user_id': [1001, 1002], 'edition_ids': cells})\n"
-        "try:\n"
-        "    kaggle.score(solution, submission, 'user_id')\n"
-        "except kaggle.ParticipantVisibleError as exc:\n"
-        "    print(exc)\n"
-    )
-    run = measured([sys.executable, "-c", code], timeout=MAX_SECONDS)
-    assert run.exit == 0, run.stderr[-2000:]
+    run = measured([sys.executable, "-c", KAGGLE_CELL], timeout=MAX_SECONDS)
+    assert run.exit == 1, run.stderr[-2000:]
     assert run.stdout == kaggle.ROW_PROBLEMS + "\n"  # Kaggle names no row (tests/test_kits.py)
     assert run.rss_mb < 1024, f"peak RSS {run.rss_mb:.0f} MiB"
 
@@ -145,7 +143,7 @@ def test_a_frame_with_more_rows_than_a_valid_submission_can_have_is_refused() ->
 # -- not a file --------------------------------------------------------------------------------
 
 
-def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, timeout: float = 60, **extra: Any) -> subprocess.CompletedProcess[str]:
     """The CLI in a subprocess, killed after `timeout` seconds: a hang fails, never blocks."""
     return subprocess.run(
         scorer_command(*args),
@@ -154,6 +152,7 @@ def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=timeout,
+        **extra,
     )
 
 
@@ -384,12 +383,8 @@ def bound_by_modes(*args: str) -> subprocess.CompletedProcess[str]:
     that override them."""
     if sys.platform != "linux" and os.geteuid() == 0:
         pytest.skip("dropping root's rights to files needs Linux")
-    return subprocess.run(
-        scorer_command(*args),
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
+    return cli(
+        *args,
         timeout=120,
         preexec_fn=_without_override,
     )

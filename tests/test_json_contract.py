@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from doctools import console_commands
 from jsonschema import Draft202012Validator
+from test_leaderboard_cli import score_args
 from typer.testing import CliRunner
 
 import scorer
@@ -151,16 +152,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def board_args(root: Path, *more: str) -> list[str | Path]:
-    return [
-        "leaderboard",
-        "score",
-        root / "manifest.csv",
-        "--solution",
-        root / "solution.csv",
-        "--db",
-        root / "board.db",
-        *more,
-    ]
+    return ["leaderboard", *score_args(root, *more)]
 
 
 def test_leaderboard_score_and_show(demo: Path) -> None:

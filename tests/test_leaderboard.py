@@ -44,14 +44,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.fixture()
-def copy(world: Path, tmp_path: Path) -> Path:
-    """A private copy of the scored competition, for tests that change it."""
-    target = tmp_path / "lb"
-    shutil.copytree(world, target)
-    return target
-
-
 @pytest.fixture(scope="module")
 def truth(world: Path) -> dict[str, scorer.ScoreResult]:
     """Every valid submission scored directly by the core scorer, by path."""

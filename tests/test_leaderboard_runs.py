@@ -38,13 +38,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.fixture()
-def copy(world: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "lb"
-    shutil.copytree(world, target)
-    return target
-
-
 def run(root: Path, solution: str = "solution.csv", **options: Any) -> batch.BatchResult:
     options.setdefault("isolation", batch.Isolation(workers=0))  # monkeypatches reach it
     return batch.score_log(root / "manifest.csv", root / solution, root / "board.db", **options)
