@@ -48,6 +48,7 @@ from scorer.contract import Role, spec_of
 from scorer.errors import FileSystemError, HostError, SubmissionError, UsageError
 from scorer.leaderboard import batch, runs
 from scorer.leaderboard.manifest import ManifestError, read_log
+from scorer.leaderboard.results import BatchResult, Outcome
 from scorer.leaderboard.schema import Status
 from scorer.leaderboard.store import Store
 from scorer.read import Limits, Rejected, files, read_table
@@ -229,7 +230,7 @@ def uploads(root: Path) -> Path:
     return root
 
 
-def outcomes(result: batch.BatchResult) -> dict[str, batch.Outcome]:
+def outcomes(result: BatchResult) -> dict[str, Outcome]:
     return {o.path: o for o in result.outcomes}
 
 

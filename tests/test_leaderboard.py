@@ -23,6 +23,7 @@ from scorer.leaderboard.confidence import RESAMPLES
 from scorer.leaderboard.demo import make_demo
 from scorer.leaderboard.manifest import ManifestError, read_log
 from scorer.leaderboard.render import FORMATS, render
+from scorer.leaderboard.results import BatchResult
 from scorer.leaderboard.schema import Status
 from scorer.leaderboard.store import Store
 from scorer.leaderboard.terminal import error_text
@@ -60,7 +61,7 @@ def truth(world: Path) -> dict[str, scorer.ScoreResult]:
 IN_PROCESS = batch.Isolation(workers=0)
 
 
-def run(root: Path, **options: Any) -> batch.BatchResult:
+def run(root: Path, **options: Any) -> BatchResult:
     options.setdefault("isolation", IN_PROCESS)
     return batch.score_log(
         root / "manifest.csv", root / "solution.csv", root / "board.db", **options
@@ -210,7 +211,7 @@ def test_an_interrupted_run_keeps_the_database_consistent(
 def test_two_runs_at_once_leave_one_consistent_database(world: Path, tmp_path: Path) -> None:
     root = tmp_path / "lb"
     shutil.copytree(world, root, ignore=shutil.ignore_patterns("board.db*"))
-    results: list[batch.BatchResult] = []
+    results: list[BatchResult] = []
     errors: list[BaseException] = []
 
     def worker() -> None:

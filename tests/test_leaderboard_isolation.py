@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from scorer.cli import app
 from scorer.leaderboard import batch
 from scorer.leaderboard.demo import make_demo
+from scorer.leaderboard.results import BatchResult
 from scorer.leaderboard.worker import Done, Task, judge
 
 runner = CliRunner()
@@ -79,7 +80,7 @@ def greedy(task: Task, index: int, path: Path) -> Done:
 def test_a_worker_over_the_memory_budget_fails_its_submission_once(hostile: Path) -> None:
     isolation = batch.Isolation(workers=2, budget=GIB, timeout=600, judge=greedy)
 
-    def run(**options: Any) -> batch.BatchResult:
+    def run(**options: Any) -> BatchResult:
         return batch.score_log(
             hostile / "manifest.csv",
             hostile / "solution.csv",

@@ -23,6 +23,7 @@ from scorer.leaderboard.boards import Phase, load
 from scorer.leaderboard.demo import make_demo
 from scorer.leaderboard.manifest import ManifestError, read_log
 from scorer.leaderboard.render import render
+from scorer.leaderboard.results import BatchResult
 from scorer.schemas import schema
 
 runner = CliRunner()
@@ -38,7 +39,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def run(root: Path, solution: str = "solution.csv", **options: Any) -> batch.BatchResult:
+def run(root: Path, solution: str = "solution.csv", **options: Any) -> BatchResult:
     options.setdefault("isolation", batch.Isolation(workers=0))  # monkeypatches reach it
     return batch.score_log(root / "manifest.csv", root / solution, root / "board.db", **options)
 

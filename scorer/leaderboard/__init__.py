@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from scorer.leaderboard.batch import BatchResult, Outcome, SolutionMismatch, score_log
+from scorer.leaderboard.batch import SolutionMismatch, score_log
 from scorer.leaderboard.boards import Board, Boards, Phase, Row, load
 from scorer.leaderboard.manifest import ManifestError, Submission, read_log
 from scorer.leaderboard.render import Format, render
+from scorer.leaderboard.results import BatchResult, Outcome
 
 __all__ = [
     "BatchResult",

@@ -21,12 +21,13 @@ from rich.progress import (
 )
 
 from scorer.errors import Failure, UsageError, error_object, size
-from scorer.leaderboard.batch import BatchResult, Isolation, Outcome, score_log
+from scorer.leaderboard.batch import Isolation, score_log
 from scorer.leaderboard.batch import Progress as OnProgress
 from scorer.leaderboard.boards import Phase, load
 from scorer.leaderboard.confidence import RESAMPLES, SEED
 from scorer.leaderboard.demo import DEMO_USERS, make_demo
 from scorer.leaderboard.render import Format, format_for, render
+from scorer.leaderboard.results import BatchResult, Outcome
 from scorer.leaderboard.schema import Status
 from scorer.leaderboard.terminal import batch_text, renderables, summary_text, table_text
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, default_workers

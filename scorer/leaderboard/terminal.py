@@ -12,10 +12,10 @@ from rich.table import Table
 from rich.text import Text
 
 from scorer.errors import Report
-from scorer.leaderboard.batch import BatchResult
 from scorer.leaderboard.boards import Board, Boards
 from scorer.leaderboard.literal import shown
 from scorer.leaderboard.names import escaped
+from scorer.leaderboard.results import BatchResult
 from scorer.leaderboard.wording import TIE, boards_of, cells, columns, notes, title
 
 #: Width of the plain-text table when the output is not a terminal.
