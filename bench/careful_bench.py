@@ -5,9 +5,10 @@ check. Writes `bench/CAREFUL.md`.
 
 The synthetic competition of `bench/generate.py` is scored as it is (the fast reader) and with
 one cell of its first row padded with a space (` 1`, which the official reader accepts and
-polars' typed reader could misread), which sends the whole file to the careful reader. Both run as fresh processes under `bench/measure.py` with the
-default budget (4 GiB), one after the other; the two JSON outputs must hold the same scores,
-to the bit, and each process's peak RSS must stay under the budget.
+polars' typed reader could misread), which sends the whole file to the careful reader.
+Both run as fresh processes under `bench/measure.py` with the default budget (4 GiB), one
+after the other; the two JSON outputs must hold the same scores, to the bit, and each
+process's peak RSS must stay under the budget.
 """
 
 from __future__ import annotations

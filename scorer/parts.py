@@ -44,6 +44,7 @@ from scorer.read import (
     footprint,
     hinted,
     kind_of,
+    misreadable,
     read_table,
     split,
 )
@@ -51,9 +52,15 @@ from scorer.read import (
 T = TypeVar("T")
 R = TypeVar("R")
 
-#: Peak memory of a whole-file read, per byte of the two tables read (measured at 1M users:
-#: 1.84 GB for 731 MB of CSV; 2.0 GB for 2 x 480 MB of decoded Parquet), with a margin.
+#: Peak memory of a read by the typed (fast) reader, per byte of the two tables read
+#: (measured at 1M users: 1.84 GB for 731 MB of CSV; 2.0 GB for 2 x 480 MB of decoded
+#: Parquet), with a margin.
 BYTES_PER_BYTE = 3
+
+#: The same for the careful reader, which judges every line as text: a CSV file with a sign,
+#: a space or a bare carriage return anywhere (`misreadable`). Measured at 10M users in 8
+#: parts: 7.1 GB for parts of 0.96 GB (the typed reader: 4.5 GB); parts are sized by it.
+CAREFUL_BYTES_PER_BYTE = 8
 
 #: Memory a process holds before any table: the interpreter, polars, pyarrow.
 BASE_BYTES = 300 << 20
@@ -79,16 +86,44 @@ def plan(
     if parts is not None and parts < 1:
         raise ValueError(f"parts = {parts}; expected 1 or more")
     sizes = {role: _footprint(source) for role, source in (("sub", submission), ("truth", truth))}
-    need = BYTES_PER_BYTE * sum(sizes.values())
+    total = sum(sizes.values())
+    need = BYTES_PER_BYTE * total
     splittable = _splittable(submission) and _splittable(truth)
     if splittable and parts is not None:
         return parts
-    if parts is not None or need + BASE_BYTES <= limits.max_memory:
+    if parts is not None or (
+        need + BASE_BYTES <= limits.max_memory
+        and (
+            CAREFUL_BYTES_PER_BYTE * total + BASE_BYTES <= limits.max_memory
+            or not any(map(_careful, (submission, truth)))
+        )
+    ):
         return 1
     room = limits.max_memory - BASE_BYTES - SPLIT_BYTES
     if splittable and room > 0:
-        return max(2, math.ceil(need / room))
+        return max(2, math.ceil(CAREFUL_BYTES_PER_BYTE * total / room))
     raise _too_large(submission, truth, sizes, need, limits, role)
+
+
+def _careful(source: object) -> bool:
+    """Whether a file would be read by the careful reader, found by streaming its bytes (a
+    .csv.gz is taken to be: it cannot tell without expanding); never for a frame, a
+    `Solution` or a Parquet file."""
+    if not isinstance(source, str | Path) or kind_of(Path(source)) not in ("csv", "csv.gz"):
+        return False
+    if kind_of(Path(source)) == "csv.gz":
+        return True
+    try:
+        with Path(source).open("rb") as handle:
+            carried = b""  # a CR that ends a chunk: is the next chunk's first byte LF?
+            while chunk := handle.read(64 << 20):
+                data = carried + chunk
+                carried = data[-1:] if data.endswith(b"\r") else b""
+                if misreadable(data[: len(data) - len(carried)]):
+                    return True
+    except OSError:
+        return False  # the reader names the problem
+    return misreadable(carried)
 
 
 def _footprint(source: object) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from scorer import HostError, SubmissionError
 from scorer.cli import app
 from scorer.contract import Role, spec_of
 from scorer.errors import ScorerError, UsageError
-from scorer.parts import BASE_BYTES, BYTES_PER_BYTE, SPLIT_BYTES, plan
+from scorer.parts import BASE_BYTES, BYTES_PER_BYTE, CAREFUL_BYTES_PER_BYTE, SPLIT_BYTES, plan
 from scorer.read import DEFAULT_LIMITS, Limits, read_table
 from scorer.read.split import split
 
@@ -125,8 +126,8 @@ def test_files_over_the_memory_budget_are_scored_in_parts_by_default(tmp_path: P
     assert plan(sparse(tmp_path / "fits.csv", fits), small, limits=budget) == 1
     large = sparse(tmp_path / "large.csv", 3 << 30)
     room = budget.max_memory - BASE_BYTES - SPLIT_BYTES
-    expected = -(-BYTES_PER_BYTE * ((3 << 30) + small.stat().st_size) // room)
-    assert plan(large, small, limits=budget) == expected == 3
+    expected = -(-CAREFUL_BYTES_PER_BYTE * ((3 << 30) + small.stat().st_size) // room)
+    assert plan(large, small, limits=budget) == expected == 8  # sized for the careful reader
     assert plan(large, small, limits=Limits(max_memory=32 << 30)) == 1  # a bigger budget
     assert plan(large, small, 2, limits=budget) == 2  # asked for: as asked
     assert plan(tmp_path / "missing.csv", small) == 1  # the reader says it is missing
@@ -250,3 +251,20 @@ def test_frames_and_parquet_files_are_one_part(tmp_path: Path) -> None:
     frame.write_parquet(tmp_path / "valid.parquet")
     assert plan(tmp_path / "valid.parquet", SOLUTION, 4) == 1
     assert scorer.score(frame, SOLUTION, parts=4).parts == 1
+
+
+def test_a_file_for_the_careful_reader_is_planned_with_its_cost(tmp_path: Path) -> None:
+    """Between the two readers' estimates, a file that the careful reader would read (a
+    space before a value, found by streaming its bytes) is read in parts, its clean twin
+    whole."""
+    size = 100 << 20
+    clean = sparse(tmp_path / "clean.csv", size)
+    padded = tmp_path / "padded.csv"
+    padded.write_bytes(b"user_id,edition_id,rank\n1,2, 3\n")
+    os.truncate(padded, size)
+    budget = Limits(max_memory=1 << 30)
+    assert BYTES_PER_BYTE * 2 * size + BASE_BYTES <= budget.max_memory  # the fast one fits
+    assert CAREFUL_BYTES_PER_BYTE * 2 * size + BASE_BYTES > budget.max_memory  # not this one
+    assert plan(clean, clean, limits=budget) == 1
+    room = budget.max_memory - BASE_BYTES - SPLIT_BYTES
+    assert plan(padded, clean, limits=budget) == -(-CAREFUL_BYTES_PER_BYTE * 2 * size // room)
