@@ -53,6 +53,7 @@ from scorer.leaderboard.schema import Status
 from scorer.leaderboard.store import Store
 from scorer.read import Limits, Rejected, files, read_table
 from scorer.read import inflate as inflate_module
+from scorer.read.limits import WHOLE_ROWS_FLOOR
 
 CORPUS = ROOT / "tests" / "corpus"
 SOLUTION = str(CORPUS / "solution.csv")
@@ -133,7 +134,8 @@ def test_a_40_mb_cell_given_to_the_kaggle_adapter_is_refused_before_conversion()
 
 
 def test_a_frame_with_more_rows_than_a_valid_submission_can_have_is_refused() -> None:
-    rows = pd.DataFrame({"user_id": [1001] * 200, "edition_id": range(200), "rank": 1})
+    count = WHOLE_ROWS_FLOOR + 1  # a small table is judged row by row, as its CSV twin
+    rows = pd.DataFrame({"user_id": 1001, "edition_id": range(count), "rank": 1})
     with pytest.raises(SubmissionError) as caught:
         scorer.validate(rows, targets=TARGETS)
     (found,) = caught.value.report.problems
@@ -547,13 +549,14 @@ def test_a_parquet_footer_over_its_cap_is_refused_unparsed(tmp_path: Path) -> No
 def test_lists_holding_more_values_than_a_valid_file_are_refused_from_metadata(
     tmp_path: Path,
 ) -> None:
-    lists = [list(range(100))] * 4
+    lists = [list(range(WHOLE_ROWS_FLOOR // 4 + 1))] * 4
     path = parquet(
         tmp_path / "s.parquet", {"user_id": [1001, 1002, 1003, 1004], "edition_ids": lists}
     )
     code, message = refusal_of(path)
     assert code == "too_many_rows"
-    assert "the lists of 'edition_ids.list.element' hold 400 values" in message
+    held = 4 * (WHOLE_ROWS_FLOOR // 4 + 1)
+    assert f"the lists of 'edition_ids.list.element' hold {held:,} values" in message
 
 
 def test_repeated_text_is_measured_before_it_is_expanded(tmp_path: Path) -> None:

@@ -6,6 +6,10 @@ from dataclasses import dataclass
 
 from scorer.errors import Code, Report, single
 
+#: A table read whole is refused for its row count alone (`Limits.check_whole`) only past
+#: this many rows: below it, reading costs little and its rows are reported one by one.
+WHOLE_ROWS_FLOOR = 1_000_000
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -67,9 +71,10 @@ class Limits:
             )
 
     def check_whole(self, file: str, count: int, what: str = "the table has {count} rows") -> None:
-        """`check_rows`, then the cap of a table read whole (`valid_rows`)."""
+        """`check_rows`, then the cap of a table read whole (`valid_rows`), from
+        `WHOLE_ROWS_FLOOR` rows: a small table is judged row by row, as its CSV twin is."""
         self.check_rows(file, count, what)
-        if self.valid_rows is not None and count > 2 * self.valid_rows:
+        if self.valid_rows is not None and count > max(2 * self.valid_rows, WHOLE_ROWS_FLOOR):
             found = what.replace("{count}", f"{count:,}")
             raise Rejected(
                 single(
