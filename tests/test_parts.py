@@ -24,6 +24,7 @@ from scorer.contract import Role, spec_of
 from scorer.errors import ScorerError, UsageError
 from scorer.parts import BASE_BYTES, BYTES_PER_BYTE, CAREFUL_BYTES_PER_BYTE, SPLIT_BYTES, plan
 from scorer.read import DEFAULT_LIMITS, Limits, read_table
+from scorer.read.limits import WHOLE_ROWS_FLOOR
 from scorer.read.split import split
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -268,3 +269,19 @@ def test_a_file_for_the_careful_reader_is_planned_with_its_cost(tmp_path: Path) 
     assert plan(clean, clean, limits=budget) == 1
     room = budget.max_memory - BASE_BYTES - SPLIT_BYTES
     assert plan(padded, clean, limits=budget) == -(-CAREFUL_BYTES_PER_BYTE * 2 * size // room)
+
+
+@pytest.mark.parametrize("parts", [1, 3])
+def test_one_users_rows_past_a_million_are_refused_by_count(tmp_path: Path, parts: int) -> None:
+    """A file whose rows are nearly all one user's (the skewed upload that took 12 GB) is
+    too_many_rows from its row count, before its rows are judged: whole, or in the one part
+    that holds that user, before the part is loaded."""
+    path = tmp_path / "skewed.csv"
+    row = f"{MANIFEST['users'][0]},1,1\n".encode()
+    path.write_bytes(b"user_id,edition_id,rank\n" + row * (WHOLE_ROWS_FLOOR + 1))
+    with pytest.raises(SubmissionError) as caught:
+        scorer.validate(path, targets=TARGETS, parts=parts)
+    codes = caught.value.report.codes
+    assert "too_many_rows" in codes
+    message = caught.value.report.problems[codes.index("too_many_rows")].examples[0].message
+    assert f"has {WHOLE_ROWS_FLOOR + 1:,} rows" in message

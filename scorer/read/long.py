@@ -17,6 +17,8 @@ def from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
     kinds = spec.kinds(text.header)
     if text.rows == 0 and not text.part:
         raise Rejected(no_rows(file))
+    if not text.part:  # a part is checked before it is loaded (`split.Parts.table`)
+        limits.check_whole(file, text.rows, "the file has {count} rows")
     if not text.lenient and not text.long_count:
         fast = _typed_read(text, kinds, spec)
         if fast is not None:

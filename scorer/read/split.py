@@ -41,6 +41,9 @@ class Parts:
     def table(self, part: int, limits: Limits) -> Table:
         """One part as a table with the file's own line numbers (perhaps with no row)."""
         files = sorted((self.folder / f"_part={part}").glob("*.parquet"))
+        if files:  # one user's rows may fill a part: counted from the footers, before reading
+            count = pl.scan_parquet(files).select(pl.len()).collect().item()
+            limits.check_whole(self.file, count, "one part of the file (by user) has {count} rows")
         lines = (
             pl.read_parquet(files).sort("line")
             if files

@@ -42,6 +42,8 @@ def from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
     check(file, text, spec)
     if text.rows == 0 and not text.part:
         raise Rejected(no_rows(file))
+    if not text.part:  # a part is checked before it is loaded (`split.Parts.table`)
+        limits.check_whole(file, text.rows, "the file has {count} rows")
     cells, problems = text_cells(
         file, text, text.header, limits, "; the ids of a list are separated by spaces"
     )
