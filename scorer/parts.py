@@ -85,7 +85,7 @@ def plan(
     over the budget is refused (too_large_for_memory) before it is read."""
     if parts is not None and parts < 1:
         raise ValueError(f"parts = {parts}; expected 1 or more")
-    sizes = {role: _footprint(source) for role, source in (("sub", submission), ("truth", truth))}
+    sizes = {"sub": _footprint(submission), "truth": _footprint(truth)}
     total = sum(sizes.values())
     need = BYTES_PER_BYTE * total
     splittable = _splittable(submission) and _splittable(truth)
@@ -109,10 +109,11 @@ def _careful(source: object) -> bool:
     """Whether a file would be read by the careful reader, found by streaming its bytes (a
     .csv.gz is taken to be: it cannot tell without expanding); never for a frame, a
     `Solution` or a Parquet file."""
-    if not isinstance(source, str | Path) or kind_of(Path(source)) not in ("csv", "csv.gz"):
+    if not isinstance(source, str | Path):
         return False
-    if kind_of(Path(source)) == "csv.gz":
-        return True
+    kind = kind_of(Path(source))
+    if kind != "csv":
+        return kind == "csv.gz"
     try:
         with Path(source).open("rb") as handle:
             carried = b""  # a CR that ends a chunk: is the next chunk's first byte LF?
@@ -144,8 +145,8 @@ def _too_large(
     file = describe(cast(TableLike, submission if ours else truth))
     message = (
         f"{file}: reading it needs about {(need + BASE_BYTES) / (1 << 20):,.0f} MiB of memory, "
-        f"over the budget "
-        f"of {size(limits.max_memory)}, and a file of its kind is not read in parts"
+        f"over the budget of {size(limits.max_memory)}, and a file of its kind is not read in "
+        "parts"
     )
     hint = "raise the budget with --max-memory (max_memory in Limits), or use a CSV file"
     report = single(file, Code.TOO_LARGE_FOR_MEMORY, message, hint=hint)

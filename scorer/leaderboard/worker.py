@@ -229,7 +229,9 @@ class Workers:
 
     def _fail(self, slot: _Slot, failure: Failure, reason: str, *, kill: bool = False) -> Done:
         """A failed verdict for the worker's submission; the worker is replaced."""
-        index = slot.job[0] if slot.job is not None else -1
+        if slot.job is None:  # `judge` watches busy workers only
+            raise RuntimeError("a worker failed without a submission")
+        index = slot.job[0]
         seconds = time.monotonic() - slot.started
         if kill:
             slot.process.kill()
