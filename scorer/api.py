@@ -119,21 +119,20 @@ def _against(
 ) -> tuple[int, list[R]]:
     """`check` the submission against the solution in the parts `plan` gives (a `Solution`
     read already is used as it is); the number of parts and what each gave."""
-    count = _plan(submission, solution, parts, limits, Role.SOLUTION)
     ready = isinstance(solution, Solution)
     done = run(
         submission,
         solution,
         Role.SOLUTION,
         competition,
-        count,
+        _plan(submission, solution, parts, limits, Role.SOLUTION),
         limits,
         solution_of,
         check,
         lambda truth: truth.targets.len(),
         ready=ready,
     )
-    return count, done
+    return len(done), done  # the parts read: more than planned if the careful reader needed them
 
 
 def _competition(solution: object, competition: Competition) -> Competition:

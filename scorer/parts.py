@@ -43,8 +43,8 @@ from scorer.read import (
     describe,
     footprint,
     hinted,
+    NeedsParts,
     kind_of,
-    misreadable,
     read_table,
     split,
 )
@@ -58,8 +58,8 @@ R = TypeVar("R")
 BYTES_PER_BYTE = 3
 
 #: The same for the careful reader, which judges every line as text: a CSV file with a sign,
-#: a space or a bare carriage return anywhere (`misreadable`). Measured at 10M users in 8
-#: parts: 7.1 GB for parts of 0.96 GB (the typed reader: 4.5 GB); parts are sized by it.
+#: a space or a bare carriage return anywhere (`scorer.read.text.misreadable`). Measured at
+#: 10M users in 8 parts: 7.1 GB for parts of 0.96 GB (the typed reader: 4.5 GB); parts are sized by it.
 CAREFUL_BYTES_PER_BYTE = 8
 
 #: Memory a process holds before any table: the interpreter, polars, pyarrow.
@@ -79,52 +79,38 @@ def plan(
     """How many parts to read two files in, decided from cheap facts before any work: `parts`
     if given; else 1 when reading both whole is estimated to fit the memory budget
     (`Limits.max_memory`: `BYTES_PER_BYTE` for every byte of their tables, `footprint`, plus
-    `BASE_BYTES`); else as many parts as keep each one within it. Only CSV and CSV.gz files
-    are split (a frame is in memory already; a Parquet file, a `Solution` or a targets series
-    is read whole), so any other pair is one part whatever is asked; a Parquet submission
-    over the budget is refused (too_large_for_memory) before it is read."""
+    `BASE_BYTES`); else as many parts as keep each one within it, at the careful reader's
+    cost. Only CSV and CSV.gz files are split (a frame is in memory already; a Parquet file, a
+    `Solution` or a targets series is read whole), so any other pair is one part whatever is
+    asked; a Parquet submission over the budget is refused (too_large_for_memory) before it
+    is read. Two files that fit whole for the typed reader but not for the careful one are
+    one part here: `run` reads them in parts only if the careful reader turns out to be
+    needed, which the reader's own scan finds (`careful_parts`)."""
     if parts is not None and parts < 1:
         raise ValueError(f"parts = {parts}; expected 1 or more")
     sizes = {"sub": _footprint(submission), "truth": _footprint(truth)}
-    total = sum(sizes.values())
-    need = BYTES_PER_BYTE * total
+    need = BYTES_PER_BYTE * sum(sizes.values())
     splittable = _splittable(submission) and _splittable(truth)
     if splittable and parts is not None:
         return parts
-    if parts is not None or (
-        need + BASE_BYTES <= limits.max_memory
-        and (
-            CAREFUL_BYTES_PER_BYTE * total + BASE_BYTES <= limits.max_memory
-            or not any(map(_careful, (submission, truth)))
-        )
-    ):
+    if parts is not None or need + BASE_BYTES <= limits.max_memory:
         return 1
-    room = limits.max_memory - BASE_BYTES - SPLIT_BYTES
-    if splittable and room > 0:
-        return max(2, math.ceil(CAREFUL_BYTES_PER_BYTE * total / room))
+    count = careful_parts(submission, truth, limits)
+    if count is not None:
+        return count
     raise _too_large(submission, truth, sizes, need, limits, role)
 
 
-def _careful(source: object) -> bool:
-    """Whether a file would be read by the careful reader, found by streaming its bytes (a
-    .csv.gz is taken to be: it cannot tell without expanding); never for a frame, a
-    `Solution` or a Parquet file."""
-    if not isinstance(source, str | Path):
-        return False
-    kind = kind_of(Path(source))
-    if kind != "csv":
-        return kind == "csv.gz"
-    try:
-        with Path(source).open("rb") as handle:
-            carried = b""  # a CR that ends a chunk: is the next chunk's first byte LF?
-            while chunk := handle.read(64 << 20):
-                data = carried + chunk
-                carried = data[-1:] if data.endswith(b"\r") else b""
-                if misreadable(data[: len(data) - len(carried)]):
-                    return True
-    except OSError:
-        return False  # the reader names the problem
-    return misreadable(carried)
+def careful_parts(submission: object, truth: object, limits: Limits) -> int | None:
+    """How many parts keep the careful reader of two files within the budget (1: both fit
+    whole); None when they cannot be split or the budget leaves no room for a part."""
+    total = _footprint(submission) + _footprint(truth)
+    if CAREFUL_BYTES_PER_BYTE * total + BASE_BYTES <= limits.max_memory:
+        return 1
+    room = limits.max_memory - BASE_BYTES - SPLIT_BYTES
+    if not (_splittable(submission) and _splittable(truth)) or room <= 0:
+        return None
+    return max(2, math.ceil(CAREFUL_BYTES_PER_BYTE * total / room))
 
 
 def _footprint(source: object) -> int:
@@ -196,7 +182,35 @@ def run(
 
     A file refused as a whole raises at once, the organiser's first, as when read whole.
     Otherwise the problems of every part are reported together (the organiser's first and
-    alone); returns what `check` gave for each part."""
+    alone); returns what `check` gave for each part. Two files read whole that fit the
+    budget for the typed reader but not for the careful one (`plan`) are read again in
+    parts if either turns out to need the careful reader."""
+    if count == 1 and not ready:
+        careful = careful_parts(submission, truth, limits)
+        if careful is not None and careful > 1:
+            try:
+                whole = replace(limits, careful_whole=False)
+                return _run(submission, truth, role, competition, 1, whole, read, check, users)
+            except NeedsParts:
+                count = careful
+    return _run(
+        submission, truth, role, competition, count, limits, read, check, users, ready=ready
+    )
+
+
+def _run(
+    submission: TableLike,
+    truth: TableLike | T,
+    role: Role,
+    competition: Competition,
+    count: int,
+    limits: Limits,
+    read: Callable[[Table], T],
+    check: Callable[[T, Table], R],
+    users: Callable[[T], int],
+    *,
+    ready: bool = False,
+) -> list[R]:
     with _sources(submission, truth, role, competition, count, limits, ready) as (host, entry):
         broken: list[Problem] = list(host.problems) if host else []
         rejected: list[Problem] = list(entry.problems)

@@ -33,10 +33,12 @@ SOLUTION = CORPUS / MANIFEST["solution"]
 VALID = CORPUS / MANIFEST["valid_submission"]
 
 
-def outcome(submission: Path, solution: Path, parts: int) -> dict[str, Any]:
+def outcome(
+    submission: Path, solution: Path, parts: int | None = None, limits: Limits = DEFAULT_LIMITS
+) -> dict[str, Any]:
     """A score's figures and per-user rows, or the error's kind and full report."""
     try:
-        result = scorer.score(submission, solution, parts=parts)
+        result = scorer.score(submission, solution, parts=parts, limits=limits)
     except ScorerError as exc:
         report = getattr(exc, "report", None)
         return {"error": type(exc).__name__, "report": report.to_dict() if report else str(exc)}
@@ -254,21 +256,30 @@ def test_frames_and_parquet_files_are_one_part(tmp_path: Path) -> None:
     assert scorer.score(frame, SOLUTION, parts=4).parts == 1
 
 
-def test_a_file_for_the_careful_reader_is_planned_with_its_cost(tmp_path: Path) -> None:
-    """Between the two readers' estimates, a file that the careful reader would read (a
-    space before a value, found by streaming its bytes) is read in parts, its clean twin
-    whole."""
-    size = 100 << 20
-    clean = sparse(tmp_path / "clean.csv", size)
+def test_a_file_for_the_careful_reader_is_read_in_parts_when_its_scan_finds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between the two readers' estimates, two files are planned whole; the reader's own scan
+    finds the one the careful reader must read (a space before a value), and the run is then
+    read in parts sized for that reader: the same scores as whole. Its clean twin stays one
+    part."""
+    import scorer.parts as parts
+
+    monkeypatch.setattr(parts, "BASE_BYTES", 0)  # a budget small tables can cross
+    monkeypatch.setattr(parts, "SPLIT_BYTES", 0)
     padded = tmp_path / "padded.csv"
-    padded.write_bytes(b"user_id,edition_id,rank\n1,2, 3\n")
-    os.truncate(padded, size)
-    budget = Limits(max_memory=1 << 30)
-    assert BYTES_PER_BYTE * 2 * size + BASE_BYTES <= budget.max_memory  # the fast one fits
-    assert CAREFUL_BYTES_PER_BYTE * 2 * size + BASE_BYTES > budget.max_memory  # not this one
-    assert plan(clean, clean, limits=budget) == 1
-    room = budget.max_memory - BASE_BYTES - SPLIT_BYTES
-    assert plan(padded, clean, limits=budget) == -(-CAREFUL_BYTES_PER_BYTE * 2 * size // room)
+    header, *rows = VALID.read_text().splitlines()
+    padded.write_text("\n".join([header, *(row.replace(",", ", ", 1) for row in rows)]) + "\n")
+    total = padded.stat().st_size + SOLUTION.stat().st_size
+    budget = Limits(max_memory=BYTES_PER_BYTE * total + 1)  # the typed reader fits, whole
+    assert CAREFUL_BYTES_PER_BYTE * total > budget.max_memory  # the careful one does not
+    assert plan(padded, SOLUTION, limits=budget) == plan(VALID, SOLUTION, limits=budget) == 1
+    expected = -(-CAREFUL_BYTES_PER_BYTE * total // budget.max_memory)
+    careful = scorer.score(padded, SOLUTION, limits=budget)
+    assert careful.parts == expected > 1
+    assert outcome(padded, SOLUTION, limits=budget) == outcome(VALID, SOLUTION, parts=1)
+    assert scorer.score(VALID, SOLUTION, limits=budget).parts == 1
+    assert scorer.validate(padded, solution=SOLUTION, limits=budget) == len(rows)
 
 
 @pytest.mark.parametrize("parts", [1, 3])

@@ -28,10 +28,10 @@ from scorer.read.files import (
 )
 from scorer.read.frames import to_polars
 from scorer.read.hints import Clues, hinted
-from scorer.read.limits import DEFAULT_LIMITS, Limits, Rejected
+from scorer.read.limits import DEFAULT_LIMITS, Limits, NeedsParts, Rejected
 from scorer.read.source import TableLike, describe, expanded_size, footprint, opened
 from scorer.read.split import Parts, split
-from scorer.read.text import misreadable, scan_text
+from scorer.read.text import scan_text
 from scorer.read.wide import to_wide
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "Clues",
     "Kind",
     "Limits",
+    "NeedsParts",
     "Parts",
     "Rejected",
     "Spec",
@@ -56,7 +57,6 @@ __all__ = [
     "inside",
     "kind_of",
     "kind_of_file",
-    "misreadable",
     "open_regular",
     "read_table",
     "refusal",

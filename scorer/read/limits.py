@@ -44,6 +44,12 @@ class Limits:
     #: million repeated rows), so one with more than twice as many rows is refused from its
     #: row count. A CSV file's rows are bounded by its bytes and reported one by one.
     valid_rows: int | None = None
+    #: Whether a whole CSV file may take the careful reader, which judges every line as text
+    #: and costs more memory than the typed one (`scorer.parts`). `scorer.parts.run` sets it
+    #: False when two files fit the budget whole for the typed reader but not for the careful
+    #: one: a whole file that needs the careful reader then raises `NeedsParts`, found by the
+    #: reader's own scan, and the run is read again in parts.
+    careful_whole: bool = True
 
     def check_size(self, file: str, size: int) -> None:
         """`Rejected` (file_too_large) when a file of `size` bytes is over the cap."""
@@ -102,6 +108,10 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+
+
+class NeedsParts(Exception):
+    """Raised by the careful reader of a whole file when `Limits.careful_whole` is False."""
 
 
 class Rejected(Exception):

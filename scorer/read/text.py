@@ -12,7 +12,7 @@ import polars as pl
 
 from scorer.errors import Code, Issue, Problem, Report, problem, shorten, single
 from scorer.read.header import no_rows
-from scorer.read.limits import Limits, Rejected
+from scorer.read.limits import Limits, NeedsParts, Rejected
 from scorer.read.source import CHUNK, header_names
 
 #: Bytes that polars' integer parser tolerates but the contract does not ('+1', '-0', ' 1'):
@@ -249,7 +249,10 @@ def text_cells(
 ) -> tuple[pl.DataFrame, list[Problem]]:
     """Every physical line below the header split into the fields `names`, as text, with its
     line number; lines over the length cap and lines with another number of fields become
-    problems (`hint` adds a word on the format to the field-count message)."""
+    problems (`hint` adds a word on the format to the field-count message); `NeedsParts` for a
+    whole file the limits keep from this reader (`Limits.careful_whole`)."""
+    if not (text.part or limits.careful_whole):
+        raise NeedsParts(file)
     try:
         body = (
             pl.scan_lines(text.source, name="text", row_index_name="line", row_index_offset=1)
