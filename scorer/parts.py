@@ -36,6 +36,7 @@ from scorer.read import (
     DEFAULT_LIMITS,
     Clues,
     Limits,
+    NeedsParts,
     Parts,
     Spec,
     Table,
@@ -43,7 +44,6 @@ from scorer.read import (
     describe,
     footprint,
     hinted,
-    NeedsParts,
     kind_of,
     read_table,
     split,
@@ -59,7 +59,8 @@ BYTES_PER_BYTE = 3
 
 #: The same for the careful reader, which judges every line as text: a CSV file with a sign,
 #: a space or a bare carriage return anywhere (`scorer.read.text.misreadable`). Measured at
-#: 10M users in 8 parts: 7.1 GB for parts of 0.96 GB (the typed reader: 4.5 GB); parts are sized by it.
+#: 10M users in 8 parts: 7.1 GB for parts of 0.96 GB (the typed reader: 4.5 GB); parts are
+#: sized by it.
 CAREFUL_BYTES_PER_BYTE = 8
 
 #: Memory a process holds before any table: the interpreter, polars, pyarrow.

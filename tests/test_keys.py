@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import groupby
+
 import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -63,3 +65,63 @@ def test_user_ids_past_2_to_the_26_keep_their_rank_beside_the_key() -> None:
     )
     rows = ranked(frame, True, RANK_BITS)
     assert rows.select("user_id", "rank").rows() == [(ROOM, 1), (ROOM + 1, 20)]
+
+
+@st.composite
+def laid_out_in_blocks(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.Series, int]:
+    """A submission of k rows a user, each user's rows together, users in any order, and its
+    targets; then, maybe, one flaw: a rank or an edition repeated, a user's rows apart, a
+    user on two blocks, a user missing or not a target, or an id past the packed range."""
+    k = draw(st.sampled_from([1, 2, 3, 5]))
+    users = draw(st.lists(st.integers(0, 60), min_size=1, max_size=8, unique=True))
+    rows = []
+    for user in users:
+        editions = draw(st.lists(st.integers(0, 9), min_size=k, max_size=k, unique=True))
+        ranks = draw(st.permutations(range(1, k + 1)))
+        rows += [[user, e, r] for e, r in zip(editions, ranks, strict=True)]
+    targets = list(users)
+    flaw = draw(st.sampled_from(["none", "rank", "edition", "apart", "twice", "set", "far"]))
+    at = draw(st.integers(0, len(rows) - 1))
+    if flaw == "rank" and k > 1:
+        rows[at][2] = rows[at - 1 if at % k else at + 1][2]
+    elif flaw == "edition" and k > 1:
+        rows[at][1] = rows[at - 1 if at % k else at + 1][1]
+    elif flaw == "apart" and len(users) > 1:
+        rows.append(rows.pop(0))  # the first user's first row after every other user
+    elif flaw == "twice" and len(users) > 1:
+        for row in rows[:k]:
+            row[0] = users[1]
+    elif flaw == "set":
+        targets[draw(st.integers(0, len(targets) - 1))] = 61
+    elif flaw == "far":
+        for row in rows[:k]:
+            row[0] = ROOM + 1
+    frame = pl.DataFrame(rows, schema=["user_id", "edition_id", "rank"], orient="row")
+    return frame, pl.Series("user_id", targets), k
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=laid_out_in_blocks())
+def test_a_file_in_blocks_is_keyed_as_the_general_path_keys_it(
+    case: tuple[pl.DataFrame, pl.Series, int],
+) -> None:
+    """The matrix path (`_in_blocks`) answers only for a file that passes every rule, with
+    the very rows `ranked` gives; for every other file it steps aside, and it never steps
+    aside for a valid file laid out in blocks."""
+    from dataclasses import replace
+
+    from scorer.contract.submission import _in_blocks, _passes_screen
+
+    frame, targets, k = case
+    competition = replace(LOST_ITEMS, k=k)
+    general = ranked(frame, True, competition.rank_bits)
+    valid = _passes_screen(general, targets, competition)
+    fast = _in_blocks(frame, targets, competition)
+    users = frame.get_column("user_id").to_list()
+    runs = [len(list(run)) for _, run in groupby(users)]
+    in_blocks = all(n == k for n in runs) and len(set(users)) == len(runs)
+    packed = max(users) < 1 << (63 - EDITION_BITS - competition.rank_bits)
+    assert (fast is not None) == (valid and in_blocks and packed)
+    if fast is not None:
+        assert fast.equals(general)
+        assert all(fast.get_column(c).flags["SORTED_ASC"] for c in ("pair", "user_id"))

@@ -67,6 +67,8 @@ def solution_of(table: Table) -> Solution:
     )
     if frame.get_column("user_id").has_nulls():  # filters copy: only when they remove rows
         frame = frame.filter(pl.col("user_id").is_not_null())
+    if frame.get_column("user_id").is_sorted():  # the usual file: a group-by five times faster
+        frame = frame.with_columns(pl.col("user_id").set_sorted())
     listed = frame
     if frame.get_column("edition_id").has_nulls():
         listed = frame.filter(pl.col("edition_id").is_not_null())

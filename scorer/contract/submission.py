@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from scorer.competition import LOST_ITEMS, Competition, Rows
 from scorer.contract.files import Role, duplicates, reading, spec_of
 from scorer.contract.solution import Solution
 from scorer.errors import Code, Issue, Problem, Report, SubmissionError, problem
-from scorer.keys import packable, ranked, repeats
+from scorer.keys import EDITION_BITS, packable, ranked, repeats
 from scorer.read import DEFAULT_LIMITS, ITEM, RANK, USER, Limits, Table, TableLike, read_table
 
 
@@ -34,6 +35,10 @@ def check_submission(
     listed = frame.filter(pl.col("position").is_not_null()) if empty else frame
     if packed is None:
         packed = packable(listed)
+    if packed and not table.problems and not empty:
+        blocks = _in_blocks(listed, targets, competition)
+        if blocks is not None:
+            return blocks
     rows = None if table.problems else ranked(listed, packed, competition.rank_bits)
     if rows is not None and not empty and _passes_screen(rows, targets, competition):
         return rows
@@ -48,6 +53,54 @@ def check_against(table: Table, solution: Solution) -> pl.DataFrame:
     if table.competition != solution.competition:
         raise ValueError("the submission and the solution were read for different competitions")
     return check_submission(table, solution.targets, packed=packable(table.frame, solution.pairs))
+
+
+def _in_blocks(
+    listed: pl.DataFrame, targets: pl.Series, competition: Competition
+) -> pl.DataFrame | None:
+    """The usual valid file, checked and keyed as a matrix of one row a user: each user's k
+    rows next to each other (the users in any order), judged cells, packable ids. Returns
+    the rows as `ranked` gives them when every rule holds: k rows a user with the ranks
+    1..k, no pair repeated, and the users exactly the targets; None when the file is laid
+    out otherwise or any rule fails, for the general path to judge. Each user's keys are
+    sorted within its row, and rows by user, which sorts them all: no sort of the column."""
+    k, n = competition.k, targets.len()
+    if competition.rows is not Rows.EXACTLY or n == 0 or listed.height != n * k:
+        return None
+    bits = competition.rank_bits
+    if listed.select(pl.col(USER).max()).item() >= 1 << (63 - EDITION_BITS - bits):
+        return None
+    low = (1 << bits) - 1
+    key = listed.select(
+        (pl.col(USER) * (1 << EDITION_BITS) + pl.col(ITEM)) * (1 << bits) + (pl.col(RANK) - 1)
+    )
+    keys = key.to_series().to_numpy(writable=True).reshape(n, k)
+    users = keys[:, 0] >> (EDITION_BITS + bits)
+    if not ((keys >> (EDITION_BITS + bits)) == users[:, None]).all():
+        return None  # a user's rows are not together
+    if not (users[1:] > users[:-1]).all():
+        order = np.argsort(users)
+        keys, users = keys[order], users[order]
+        if not (users[1:] > users[:-1]).all():
+            return None  # a user on two blocks
+    if not np.array_equal(users, np.sort(targets.to_numpy())):
+        return None
+    ranks = keys & low
+    ranks.sort(axis=1)
+    if not (ranks == np.arange(k)).all():
+        return None
+    del ranks
+    keys.sort(axis=1)
+    pairs = keys >> bits
+    if (pairs[:, 1:] == pairs[:, :-1]).any():
+        return None
+    return pl.DataFrame(
+        [
+            pl.Series("pair", pairs.ravel()).set_sorted(),
+            pl.Series("rank", (keys & low).ravel().astype(np.int8) + 1),
+            pl.Series(USER, np.repeat(users, k)).set_sorted(),
+        ]
+    )
 
 
 def _passes_screen(rows: pl.DataFrame, targets: pl.Series, competition: Competition) -> bool:
