@@ -226,6 +226,7 @@ def _run(
                     table = _table(host, part, limits, role)
                     host_clues += table.clues
                     known = read(table)
+                    del table  # its frame, as read, is not held while the submission is read
             except HostError as exc:
                 broken += exc.report.problems
                 continue

@@ -71,36 +71,51 @@ def _in_blocks(
     if listed.select(pl.col(USER).max()).item() >= 1 << (63 - EDITION_BITS - bits):
         return None
     low = (1 << bits) - 1
-    key = listed.select(
-        (pl.col(USER) * (1 << EDITION_BITS) + pl.col(ITEM)) * (1 << bits) + (pl.col(RANK) - 1)
+    keys = (
+        listed.select(
+            (pl.col(USER) * (1 << EDITION_BITS) + pl.col(ITEM)) * (1 << bits) + (pl.col(RANK) - 1)
+        )
+        .to_series()
+        .to_numpy(writable=True)
+        .reshape(n, k)
     )
-    keys = key.to_series().to_numpy(writable=True).reshape(n, k)
-    users = keys[:, 0] >> (EDITION_BITS + bits)
-    if not ((keys >> (EDITION_BITS + bits)) == users[:, None]).all():
+    # Without a temporary as large as the keys: a row holds one user when its smallest and
+    # largest keys do; ranks are read into bytes.
+    users = keys.min(axis=1) >> (EDITION_BITS + bits)
+    if not np.array_equal(users, keys.max(axis=1) >> (EDITION_BITS + bits)):
         return None  # a user's rows are not together
     if not (users[1:] > users[:-1]).all():
         order = np.argsort(users)
         keys, users = keys[order], users[order]
         if not (users[1:] > users[:-1]).all():
-            return None  # a user on two blocks
+            return None  # a user on two rows of the matrix
     if not np.array_equal(users, np.sort(targets.to_numpy())):
         return None
-    ranks = keys & low
+    ranks = _low_bytes(keys, low)
     ranks.sort(axis=1)
-    if not (ranks == np.arange(k)).all():
+    if not (ranks == np.arange(k, dtype=np.int8)).all():
         return None
-    del ranks
     keys.sort(axis=1)
     pairs = keys >> bits
     if (pairs[:, 1:] == pairs[:, :-1]).any():
         return None
+    ranks = _low_bytes(keys, low)
+    ranks += 1
+    del keys
     return pl.DataFrame(
         [
             pl.Series("pair", pairs.ravel()).set_sorted(),
-            pl.Series("rank", (keys & low).ravel().astype(np.int8) + 1),
+            pl.Series(RANK, ranks.ravel()),
             pl.Series(USER, np.repeat(users, k)).set_sorted(),
         ]
     )
+
+
+def _low_bytes(keys: np.ndarray, low: int) -> np.ndarray:
+    """The low bits of each key (a rank less 1, at most 99) as bytes, without a wide copy."""
+    out = np.empty(keys.shape, np.int8)
+    np.bitwise_and(keys, low, out=out, casting="unsafe")
+    return out
 
 
 def _passes_screen(rows: pl.DataFrame, targets: pl.Series, competition: Competition) -> bool:
