@@ -85,7 +85,8 @@ def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Ta
         if kind == "stage":
             if dtype not in (pl.String, pl.Categorical, pl.Null):
                 raise Rejected(type_report(file, frame, name, "text"))
-            frame = frame.with_columns(pl.col(name).cast(pl.String))
+            if dtype == pl.Null:  # categories judge as words do, without 15M strings made
+                frame = frame.with_columns(pl.col(name).cast(pl.String))
         elif dtype in (pl.String, pl.Categorical):
             as_text = True
         elif dtype.is_float() and name in spec.nullable and _integral(frame.get_column(name)):
