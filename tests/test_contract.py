@@ -611,3 +611,46 @@ def test_an_id_cell_is_an_integer_as_pandas_reads_it_or_refused(
     clean = text([f"1,{int(cell)},1", *valid_lines()[1:]])
     against = {"solution": solution_frame()}
     assert scorer.score(path, **against).overall == scorer.score(write(clean), **against).overall
+
+
+#: How a cell may dress an integer: the typed reader takes spaces or tabs before it and a '+'
+#: (as pandas does); anything else fails it or is a minus sign, and the careful reader judges.
+PREFIXES = ["", " ", "\t", "+", " +", "\t+0", "-", "+ "]
+SUFFIXES = ["", "", "", " ", "\t"]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    cells=st.lists(
+        st.tuples(
+            st.sampled_from(PREFIXES), st.integers(0, 30).map(str), st.sampled_from(SUFFIXES)
+        ).map("".join)
+        | st.sampled_from(["", " ", "7 7"]),
+        min_size=3,
+        max_size=30,
+    )
+)
+def test_the_typed_reader_reads_what_the_careful_reader_reads(cells: list[str]) -> None:
+    """The fast path takes a file only where it reads each cell as the careful reader (every
+    line judged as text) does: the same values, lines and problems, whatever the dress."""
+    from unittest import mock
+
+    import scorer.read.long as long
+
+    lines = [",".join(cells[i : i + 3]) for i in range(0, len(cells) - len(cells) % 3, 3)]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "dressed.csv"
+        path.write_text(text(lines))
+        fast = _read_as_table(path)
+        with mock.patch.object(long, "_typed_read", return_value=None):
+            careful = _read_as_table(path)
+    assert fast == careful
+
+
+def _read_as_table(path: Path) -> object:
+    """A submission's rows (line and typed cells) and problems, or the report refusing it."""
+    try:
+        table = read_submission(path)
+    except SubmissionError as exc:
+        return exc.report.to_dict()
+    return table.frame.rows(), Report.of(table.file, list(table.problems)).to_dict()

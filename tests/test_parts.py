@@ -259,7 +259,7 @@ def test_a_file_for_the_careful_reader_is_read_in_parts_when_its_scan_finds_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Between the two readers' estimates, two files are planned whole; the reader's own scan
-    finds the one the careful reader must read (a space before a value), and the run is then
+    finds the one the careful reader must read (a space after a value), and the run is then
     read in parts sized for that reader: the same scores as whole. Its clean twin stays one
     part."""
     import scorer.parts as parts
@@ -268,7 +268,7 @@ def test_a_file_for_the_careful_reader_is_read_in_parts_when_its_scan_finds_it(
     monkeypatch.setattr(parts, "SPLIT_BYTES", 0)
     padded = tmp_path / "padded.csv"
     header, *rows = VALID.read_text().splitlines()
-    padded.write_text("\n".join([header, *(row.replace(",", ", ", 1) for row in rows)]) + "\n")
+    padded.write_text("\n".join([header, *(row.replace(",", " ,", 1) for row in rows)]) + "\n")
     total = padded.stat().st_size + SOLUTION.stat().st_size
     budget = Limits(max_memory=BYTES_PER_BYTE * total + 1)  # the typed reader fits, whole
     assert CAREFUL_BYTES_PER_BYTE * total > budget.max_memory  # the careful one does not

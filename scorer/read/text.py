@@ -15,10 +15,12 @@ from scorer.read.header import no_rows
 from scorer.read.limits import Limits, NeedsParts, Rejected
 from scorer.read.source import CHUNK, header_names
 
-#: Bytes that polars' integer parser tolerates but the contract does not ('+1', '-0', ' 1'):
-#: a file free of them can take the fast typed read, which then accepts exactly what the
-#: contract accepts.
-LENIENT_BYTES = (b"+", b"-", b" ", b"\t")
+#: Bytes that polars' integer parser tolerates but the contract does not: a minus sign ('-0'
+#: reads as 0). A file free of them can take the fast typed read, which then accepts exactly
+#: what the contract accepts: spaces or tabs before a value and a leading '+' are read as
+#: pandas reads them (a value then); a space after a value, or a cell of spaces alone where
+#: a value is required, fails the typed read, and the careful reader judges the file.
+LENIENT_BYTES = (b"-",)
 
 _NEWLINE = ord("\n")
 
@@ -150,7 +152,7 @@ _BARE_CR = re.compile(rb"\r(?!\n)")
 
 def misreadable(data: bytes) -> bool:
     """Whether bytes hold what polars' typed reader would take but the contract does not: a
-    sign or a space (`LENIENT_BYTES`), or a carriage return that ends no line ('1004\r,')."""
+    minus sign (`LENIENT_BYTES`), or a carriage return that ends no line ('1004\r,')."""
     if any(data.find(b) >= 0 for b in LENIENT_BYTES):
         return True
     return b"\r" in data and data.count(b"\r") != data.count(b"\r\n")
