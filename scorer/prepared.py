@@ -27,7 +27,7 @@ import polars as pl
 import scorer
 from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import Role, Solution, read_solution, reading
-from scorer.errors import Code, FileSystemError, HostError, UsageError, single
+from scorer.errors import Code, FileSystemError, HostError, ScorerError, UsageError, single
 from scorer.read import (
     DEFAULT_LIMITS,
     Limits,
@@ -35,7 +35,7 @@ from scorer.read import (
     TableLike,
     check_regular,
     digest,
-    kind_of_file,
+    open_regular,
 )
 from scorer.read.files import zip_names
 
@@ -96,18 +96,19 @@ def fingerprint(competition: Competition) -> str:
 
 def is_prepared(source: object) -> bool:
     """Whether a solution path is a prepared file: its name ends in `.prepared`, or it is a
-    ZIP archive holding `prepared.json` (read from its directory, nothing extracted). The one
-    rule every command and the API go by."""
+    ZIP archive, whatever its name, holding `prepared.json` (read from its directory, nothing
+    extracted). The one rule every command and the API go by."""
     if not isinstance(source, str | Path):
         return False
     path = Path(source)
     if path.name.lower().endswith(SUFFIX):
         return True
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode) or kind_of_file(path) != "zip":
-            return False
+        with open_regular(path, path.name) as handle:
+            if handle.read(4) != b"PK\x03\x04":
+                return False
         return MANIFEST in (zip_names(path) or [])
-    except Exception:  # a missing or unreadable file: its reader names the problem
+    except (Rejected, ScorerError, OSError):  # no such file: its reader names the problem
         return False
 
 
@@ -183,13 +184,14 @@ def prepare(
 
 
 def _describe(frame: pl.DataFrame) -> dict[str, Any]:
-    """A frame's rows, and each column's type and sort flag, as `load` checks and restores."""
+    """A frame's rows, and each column's name, type and sort flag in order, as `load` checks
+    and restores them."""
     return {
         "rows": frame.height,
-        "columns": {
-            name: {"dtype": str(series.dtype), "sorted": _sorted(series)}
-            for name, series in frame.to_dict().items()
-        },
+        "columns": [
+            {"name": series.name, "dtype": str(series.dtype), "sorted": _sorted(series)}
+            for series in frame.iter_columns()
+        ],
     }
 
 
@@ -345,7 +347,9 @@ def _stale(file: str, message: str) -> HostError:
 def _frame(archive: zipfile.ZipFile, record: dict[str, Any], name: str, file: str) -> pl.DataFrame:
     """One frame of the archive, checked against its description: rows, column types."""
     rows = _get(record, file, "frames", name, "rows", kind=int)
-    columns = _get(record, file, "frames", name, "columns", kind=dict)
+    columns = _get(record, file, "frames", name, "columns", kind=list)
+    if not all(isinstance(c, dict) and {"name", "dtype"} <= c.keys() for c in columns):
+        raise _broken(file, Code.FILE_CORRUPT, f"{file}: {MANIFEST} has no valid 'frames.{name}'")
     try:
         frame = pl.read_parquet(archive.read(f"{name}.parquet"))
     except zipfile.BadZipFile:
@@ -354,8 +358,8 @@ def _frame(archive: zipfile.ZipFile, record: dict[str, Any], name: str, file: st
         raise _broken(
             file, Code.FILE_CORRUPT, f"{file}: {name}.parquet cannot be read ({type(exc).__name__})"
         ) from None
-    found = {column: str(dtype) for column, dtype in frame.schema.items()}
-    expected = {column: str(_get(columns, file, column, "dtype", kind=str)) for column in columns}
+    found = ", ".join(f"{column}: {dtype}" for column, dtype in frame.schema.items())
+    expected = ", ".join(f"{c['name']}: {c['dtype']}" for c in columns)
     if frame.height != rows or found != expected:
         raise _broken(
             file,
@@ -363,10 +367,9 @@ def _frame(archive: zipfile.ZipFile, record: dict[str, Any], name: str, file: st
             f"{file}: {name}.parquet holds {frame.height:,} rows of {found}; {MANIFEST} says "
             f"{rows:,} rows of {expected}",
         )
-    flags = {column: columns[column].get("sorted") for column in columns}
     restored = [
-        pl.col(column).set_sorted(descending=order == "desc")
-        for column, order in flags.items()
-        if order in ("asc", "desc")
+        pl.col(c["name"]).set_sorted(descending=c.get("sorted") == "desc")
+        for c in columns
+        if c.get("sorted") in ("asc", "desc")
     ]
     return frame.with_columns(restored) if restored else frame
