@@ -222,6 +222,9 @@ def test_prepare_says_what_it_wrote(tmp_path: Path) -> None:
     assert record["fingerprint"] == fingerprint(LOST_ITEMS)
     assert record["source"]["sha256"] == sha
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+    source.chmod(0o640)
+    assert cli("prepare", source, "--out", out).exit_code == 0
+    assert out.stat().st_mode & 0o777 == 0o640  # as readable as the solution it holds
 
 
 def test_prepare_refuses_a_broken_solution_and_writes_nothing(tmp_path: Path) -> None:
@@ -231,6 +234,12 @@ def test_prepare_refuses_a_broken_solution_and_writes_nothing(tmp_path: Path) ->
     assert done.exit_code == 2
     assert done.stderr.startswith(BROKEN + "solution.csv: 1 problem found\n  [duplicate_pair]")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["solution.csv"]
+    missing = cli("prepare", tmp_path / "nothing.csv", "--out", tmp_path / "s.prepared")
+    assert (missing.exit_code, missing.stderr) == (
+        2,
+        f"{BROKEN}nothing.csv: 1 problem found\n  [file_not_found] 1 time\n"
+        "    nothing.csv: no such file\n",
+    )
     itself = cli("prepare", source, "--out", source)
     assert (itself.exit_code, itself.stderr) == (
         2,
