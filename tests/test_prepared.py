@@ -234,6 +234,13 @@ def test_prepare_refuses_a_broken_solution_and_writes_nothing(tmp_path: Path) ->
     assert done.exit_code == 2
     assert done.stderr.startswith(BROKEN + "solution.csv: 1 problem found\n  [duplicate_pair]")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["solution.csv"]
+    data = json.loads(cli("prepare", source, "--out", tmp_path / "s.prepared", "--json").stdout)
+    Draft202012Validator(schema("prepare")).validate(data)
+    assert (data["status"], data["error"]["code"], data["error"]["role"]) == (
+        "error",
+        "organiser_file_broken",
+        "solution",
+    )
     missing = cli("prepare", tmp_path / "nothing.csv", "--out", tmp_path / "s.prepared")
     assert (missing.exit_code, missing.stderr) == (
         2,
