@@ -18,6 +18,7 @@ from scorer.contract import (
 )
 from scorer.errors import UsageError
 from scorer.parts import plan, run
+from scorer.prepared import loaded
 from scorer.read import DEFAULT_LIMITS, Limits, Table, TableLike
 from scorer.scoring import NoLost, ScoreResult, aggregate, ignored, per_user
 
@@ -41,6 +42,8 @@ def validate(
     """
     if (targets is None) == (solution is None):
         raise UsageError("give exactly one of targets or solution")
+    if solution is not None:
+        solution = loaded(solution, competition)
     competition = _competition(solution, competition)
 
     def check(users: pl.Series, table: Table) -> int:
@@ -84,14 +87,17 @@ def score(
     (NDCG@20 by default) for the public and private splits and overall, the other metrics,
     and the per-user table.
 
-    `competition`: the rules (`scorer.Competition`; a `Solution` already read carries its
-    own). `no_lost` says how a target user with no lost pairs counts: "zero" (default) or
-    "exclude". `parts`: read two CSV files by user in this many parts, one at a time, in
-    memory bounded by one part (same rules, messages and bits); by default as many as keep
-    the estimated memory within `limits.max_memory` (`scorer.parts.plan`).
+    `solution`: a file, a frame, a `Solution` already read, or a prepared file
+    (`scorer.prepared`, loaded whole). `competition`: the rules (`scorer.Competition`; a
+    `Solution` already read carries its own). `no_lost` says how a target user with no lost
+    pairs counts: "zero" (default) or "exclude". `parts`: read two CSV files by user in this
+    many parts, one at a time, in memory bounded by one part (same rules, messages and
+    bits); by default as many as keep the estimated memory within `limits.max_memory`
+    (`scorer.parts.plan`).
     Nothing is scored unless every rule holds (`SubmissionError` otherwise).
     """
     policy = NoLost.of(no_lost)
+    solution = loaded(solution, competition)  # a prepared file is a `Solution`, read whole
     competition = _competition(solution, competition)
 
     def score_part(truth: Solution, table: Table) -> tuple[pl.DataFrame, int, bool]:

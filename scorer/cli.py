@@ -19,6 +19,8 @@ from scorer.kits import Platform
 from scorer.kits import build as build_kit
 from scorer.leaderboard.cli import board_app
 from scorer.ndcg_json import ndcg_json
+from scorer.prepared import PreparedInfo
+from scorer.prepared import prepare as prepare_solution
 from scorer.read import DEFAULT_LIMITS, Limits
 from scorer.schemas import COMMANDS
 from scorer.schemas import schema as schema_of
@@ -249,6 +251,44 @@ def validate(
         emit("validate", {"file": submission.name, "rows": rows})
     else:
         typer.echo(f"{submission.name}: valid ({rows:,} rows)")
+
+
+@app.command()
+def prepare(
+    solution: Annotated[
+        Path,
+        typer.Argument(
+            metavar="SOLUTION", help="The organiser's solution: .csv, .csv.gz or .parquet."
+        ),
+    ],
+    out: Annotated[Path, typer.Option(metavar="FILE", help="The prepared file to write.")],
+    as_json: Json = False,
+    max_bytes: MaxBytes = DEFAULT_LIMITS.max_file_bytes,
+    max_decompressed: MaxDecompressed = DEFAULT_LIMITS.max_decompressed_bytes,
+    max_rows: MaxRows = DEFAULT_LIMITS.max_rows,
+    max_line: MaxLine = DEFAULT_LIMITS.max_line_bytes,
+    competition: CompetitionFile = None,
+) -> None:
+    """Check the solution once and store it ready to score: `score --solution FILE` then loads
+    it in a fraction of a second. It records the solution's sha256 and the rules, and is
+    refused once either changes."""
+    limits = _limits(max_bytes, max_decompressed, max_rows, max_line, DEFAULT_LIMITS.max_memory)
+
+    def run() -> PreparedInfo:
+        rules = competition_of(competition)
+        return prepare_solution(solution, out, competition=rules, limits=limits)
+
+    info = guarded("prepare", as_json, run)
+    if as_json:
+        emit("prepare", info.to_dict())
+        return
+    split = "a public/private split" if info.has_split else "no split"
+    grades = "graded" if info.graded else "binary"
+    typer.echo(
+        f"prepared {solution} (sha256 {info.sha256}): {info.users:,} users, "
+        f"{info.pairs:,} pairs, {split}, {grades} relevance"
+    )
+    typer.echo(f"wrote {out} in {info.seconds:.2f} s")
 
 
 @app.command()

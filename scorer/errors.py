@@ -51,6 +51,7 @@ class Code(StrEnum):
     DUPLICATE_USER = "duplicate_user"
     INVALID_GRADE = "invalid_grade"
     EMPTY_AND_PAIRS = "empty_and_pairs"
+    STALE_PREPARED = "stale_prepared"  # a prepared solution whose source or rules changed
     # The organiser's submission log (leaderboards).
     EMPTY_VALUE = "empty_value"
     INVALID_TIME = "invalid_time"

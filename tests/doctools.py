@@ -45,6 +45,8 @@ NOT_RUN = ("## Quickstart",)
 NUMBER = re.compile(r"\d+\.\d{7,}(?:e-?\d+)?")
 #: A folder made by `mktemp -d`, whose name is new on every run.
 MKTEMP = re.compile(r"/tmp/tmp\.[A-Za-z0-9]{6,}")
+#: A duration a command reports (`wrote FILE in 0.02 s`), another on every run.
+DURATION = re.compile(r"\bin \d+\.\d\d s$", re.M)
 #: Variables of the caller's environment that would make a command print otherwise than in a
 #: reader's new terminal (colours, a width), run other code (another package, a start-up file
 #: for bash) or find `scorer` before the document activates the environment.
@@ -157,10 +159,13 @@ JSON_STATUS = {"ok": 0, "rejected": 1, "error": 2, "interrupted": 130}
 
 
 def matches(output: str, expected: str) -> bool:
-    """Equal text, except that a folder made by `mktemp -d` has another name on every run, and
-    that numbers printed with every digit may differ in the last bits (by at most 1e-12): a
-    change in a summation order of the core is not a change in the document."""
-    output, expected = (MKTEMP.sub("/tmp/tmp.XXXXXXXXXX", s) for s in (output, expected))
+    """Equal text, except that a folder made by `mktemp -d` has another name on every run, so
+    does a duration at the end of a line (`in 0.02 s`), and that numbers printed with every
+    digit may differ in the last bits (by at most 1e-12): a change in a summation order of the
+    core is not a change in the document."""
+    output, expected = (
+        DURATION.sub("in # s", MKTEMP.sub("/tmp/tmp.XXXXXXXXXX", s)) for s in (output, expected)
+    )
     if output == expected:
         return True
     if NUMBER.sub("#", output) != NUMBER.sub("#", expected):

@@ -161,6 +161,12 @@ def test_matches_tolerates_temporary_folders_and_the_last_bits_only() -> None:
     assert not matches("Wrote /tmp/other/a.csv", "Wrote /tmp/tmp.k3vQ9xLm2P/a.csv")
     assert matches('{"x": 0.5912031190351437}', '{"x": 0.5912031190351438}')
     assert not matches('{"x": 0.5912031190351437}', '{"x": 0.5912031190361437}')
+    assert matches(
+        "wrote /tmp/tmp.AbC123xyz9/s.prepared in 0.02 s",
+        "wrote /tmp/tmp.k3vQ9xLm2P/s.prepared in 1.37 s",
+    )
+    assert not matches("wrote s.prepared in 0.02 s", "wrote t.prepared in 0.02 s")
+    assert not matches("1,000 users in 0.02 s, 3 pairs", "1,000 users in 0.03 s, 3 pairs")
     assert [expected_status(s) for s in ("Error: submission rejected: …", "Error: x", "ok")] == [
         1,
         2,

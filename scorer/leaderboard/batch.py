@@ -17,7 +17,7 @@ import polars as pl
 
 from scorer import __version__
 from scorer.competition import LOST_ITEMS, Competition, Split, Stage
-from scorer.contract import Role, Solution, read_solution, reading
+from scorer.contract import Role, Solution, reading
 from scorer.errors import (
     Code,
     Failure,
@@ -41,6 +41,7 @@ from scorer.leaderboard.worker import (
     Workers,
     judge,
 )
+from scorer.prepared import solution_at
 from scorer.read import DEFAULT_LIMITS, Limits, Rejected, digest, snapshot
 from scorer.scoring import NoLost
 
@@ -329,7 +330,7 @@ class _Truth:
                     raise UsageError(
                         f"{self.path}: the solution file changed during the run; run again"
                     )
-                solution = read_solution(copy, self.limits, competition=self.competition)
+                solution = solution_at(copy, self.limits, competition=self.competition)
             if not solution.has_split:
                 raise UsageError(
                     f"{self.path.name}: a leaderboard needs a public/private split; add a "

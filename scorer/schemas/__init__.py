@@ -32,7 +32,7 @@ class Status(StrEnum):
 
 
 #: The commands with `--json`, as a user types them after `scorer`.
-COMMANDS = ("score", "validate", "leaderboard score", "leaderboard show")
+COMMANDS = ("score", "validate", "prepare", "leaderboard score", "leaderboard show")
 
 
 def envelope(command: str, status: Status, payload: dict[str, Any]) -> dict[str, Any]:
@@ -130,6 +130,21 @@ SCORED = {
 }
 
 VALID = {"file": TEXT, "rows": COUNT}
+
+FLAG = {"type": "boolean"}
+
+PREPARED = {
+    "file": TEXT,  # the prepared file written, as given
+    "source": TEXT,  # the solution's resolved path
+    "source_bytes": COUNT,
+    "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+    "users": COUNT,
+    "pairs": COUNT,
+    "has_split": FLAG,
+    "graded": FLAG,
+    "bytes": COUNT,  # the prepared file's size
+    "seconds": NUMBER,
+}
 
 OUTCOME = _object(
     {
@@ -239,6 +254,7 @@ RULES: dict[str, dict[str, Any]] = {
 SUCCESS: dict[str, dict[str, Any]] = {
     "score": SCORED,
     "validate": VALID,
+    "prepare": PREPARED,
     "leaderboard score": BATCH,
     "leaderboard show": BOARDS,
 }
