@@ -26,11 +26,13 @@ def pair_key(packed: bool) -> pl.Expr:
     return pl.struct("user_id", "edition_id").alias("pair")
 
 
-def keyed(frame: pl.DataFrame, *columns: str | pl.Expr, packed: bool) -> pl.DataFrame:
-    """`pair`, `columns` and user_id of the frame's rows, sorted by pair, and so by user_id
-    too (both flagged sorted): a repeated pair sits next to its twin, a join of two keyed
-    frames merges instead of hashing, and a group-by on user_id takes the sorted path,
-    whatever the order of the file. Rows already in pair order are not sorted again."""
+def keyed(
+    frame: pl.DataFrame, *columns: str | pl.Expr, packed: bool, users: bool = True
+) -> pl.DataFrame:
+    """`pair`, `columns` and (with `users`) user_id of the frame's rows, sorted by pair, and
+    so by user_id too (both flagged sorted): a repeated pair sits next to its twin, a join of
+    two keyed frames merges instead of hashing, and a group-by on user_id takes the sorted
+    path, whatever the order of the file. Rows already in pair order are not sorted again."""
     keys = frame.select(pair_key(packed), *columns)
     pair = keys.get_column("pair")
     if pair.is_sorted():  # one pass, cheap next to a sort
@@ -39,6 +41,8 @@ def keyed(frame: pl.DataFrame, *columns: str | pl.Expr, packed: bool) -> pl.Data
         keys = keys.sort("pair")
     else:  # the key alone sorts in place, without gathering rows
         keys = pair.sort().to_frame()
+    if not users:
+        return keys
     # user_id from the sorted key: cheaper than sorting it along
     return keys.with_columns(user_of(packed).alias("user_id").set_sorted())
 

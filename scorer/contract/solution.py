@@ -34,9 +34,9 @@ class Solution:
         return self.users.get_column("user_id")
 
     def lost(self, packed: bool) -> pl.DataFrame:
-        """The hidden pairs `keyed` (pair, grade, user_id), with packed keys or not: already
-        in pair order, so no sort."""
-        return keyed(self.pairs, "grade", packed=packed)
+        """The hidden pairs as `keyed` pairs with their grade (pair, grade), packed keys or
+        not: already in pair order, so no sort."""
+        return keyed(self.pairs, "grade", packed=packed, users=False)
 
 
 def read_solution(

@@ -71,18 +71,11 @@ def _in_blocks(
     if listed.select(pl.col(USER).max()).item() >= 1 << (63 - EDITION_BITS - bits):
         return None
     low = (1 << bits) - 1
-    keys = (
-        listed.select(
-            (pl.col(USER) * (1 << EDITION_BITS) + pl.col(ITEM)) * (1 << bits) + (pl.col(RANK) - 1)
-        )
-        .to_series()
-        .to_numpy(writable=True)
-        .reshape(n, k)
-    )
-    # Without a temporary as large as the keys: a row holds one user when its smallest and
-    # largest keys do; ranks are read into bytes.
-    users = keys.min(axis=1) >> (EDITION_BITS + bits)
-    if not np.array_equal(users, keys.max(axis=1) >> (EDITION_BITS + bits)):
+    key = (pl.col(USER) * (1 << EDITION_BITS) + pl.col(ITEM)) * (1 << bits) + (pl.col(RANK) - 1)
+    # Each row sorted: a row holds one user when its first and last keys do.
+    keys = np.sort(listed.select(key).to_series().to_numpy().reshape(n, k), axis=1)
+    users = keys[:, 0] >> (EDITION_BITS + bits)
+    if not np.array_equal(users, keys[:, -1] >> (EDITION_BITS + bits)):
         return None  # a user's rows are not together
     if not (users[1:] > users[:-1]).all():
         order = np.argsort(users)
@@ -91,17 +84,15 @@ def _in_blocks(
             return None  # a user on two rows of the matrix
     if not np.array_equal(users, np.sort(targets.to_numpy())):
         return None
-    ranks = _low_bytes(keys, low)
-    ranks.sort(axis=1)
-    if not (ranks == np.arange(k, dtype=np.int8)).all():
+    ranks = _low_bytes(keys, low)  # in pair order, as the rows are returned
+    ranks += 1
+    dealt = ranks.copy()
+    dealt.sort(axis=1)
+    if not (dealt == np.arange(1, k + 1, dtype=np.int8)).all():
         return None
-    keys.sort(axis=1)
-    pairs = keys >> bits
+    pairs = np.right_shift(keys, bits, out=keys)
     if (pairs[:, 1:] == pairs[:, :-1]).any():
         return None
-    ranks = _low_bytes(keys, low)
-    ranks += 1
-    del keys
     return pl.DataFrame(
         [
             pl.Series("pair", pairs.ravel()).set_sorted(),

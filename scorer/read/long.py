@@ -49,12 +49,11 @@ def _typed_read(text: Text, kinds: dict[str, Kind], spec: Spec) -> pl.DataFrame 
         return None
     if frame.height != text.rows:
         return None
-    required = [name for name in kinds if name not in spec.nullable]
-    if frame.select(pl.any_horizontal(pl.col(required).is_null()).any()).item():
+    if any(frame.get_column(n).has_nulls() for n in kinds if n not in spec.nullable):
         return None
     if text.numbers is not None:  # a part: no blank line, so rows are its lines in order
         return frame.select(text.numbers.alias("line"), pl.all())
-    return frame.with_row_index("line", offset=2).with_columns(pl.col("line").cast(pl.Int64))
+    return frame.select(pl.int_range(2, pl.len() + 2, dtype=pl.Int64).alias("line"), pl.all())
 
 
 def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits: Limits) -> Table:
