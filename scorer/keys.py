@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 #: Bits for edition_id in a packed key: packing is exact while ids fit (checked by `packable`).
@@ -40,7 +41,7 @@ def keyed(
     elif columns:
         keys = keys.sort("pair")
     else:  # the key alone sorts in place, without gathering rows
-        keys = pair.sort().to_frame()
+        keys = _sorted(pair, frame.get_column("user_id").is_sorted()).to_frame()
     if not users:
         return keys
     # user_id from the sorted key: cheaper than sorting it along
@@ -57,10 +58,9 @@ def ranked(frame: pl.DataFrame, packed: bool, rank_bits: int) -> pl.DataFrame:
         return keyed(frame, pl.col("rank").cast(pl.Int8), packed=packed)
     key = (pair_key(True) * (1 << rank_bits) + (pl.col("rank") - 1)).alias("key")
     shift = 1 << rank_bits
+    grouped = frame.get_column("user_id").is_sorted()
     return (
-        frame.select(key)
-        .get_column("key")
-        .sort()
+        _sorted(frame.select(key).get_column("key"), grouped)
         .to_frame()
         .select(
             (pl.col("key") // shift).set_sorted().alias("pair"),
@@ -68,6 +68,16 @@ def ranked(frame: pl.DataFrame, packed: bool, rank_bits: int) -> pl.DataFrame:
             (pl.col("key") // (shift << EDITION_BITS)).set_sorted().alias("user_id"),
         )
     )
+
+
+def _sorted(keys: pl.Series, grouped: bool) -> pl.Series:
+    """Integer keys sorted. When their rows come in user order (`grouped`: the usual
+    solution file), only each user's own keys are out of order, in short runs that numpy's
+    timsort ('stable') merges in close to linear time: 0.2 s for 15.5M keys, where polars'
+    sort takes 0.4 s; in any other order, polars' sort (timsort would take 1.5 s)."""
+    if not grouped or not keys.dtype.is_integer():
+        return keys.sort()
+    return pl.Series(keys.name, np.sort(keys.to_numpy(), kind="stable")).set_sorted()
 
 
 def user_of(packed: bool) -> pl.Expr:
@@ -86,4 +96,8 @@ def edition_of(packed: bool) -> pl.Expr:
 
 def repeats(frame: pl.DataFrame) -> bool:
     """Whether a `keyed` frame holds a pair twice."""
+    pair = frame.get_column("pair")
+    if pair.dtype.is_integer():  # without a shifted copy of the column
+        values = pair.to_numpy()
+        return bool((values[1:] == values[:-1]).any())
     return bool(frame.select((pl.col("pair") == pl.col("pair").shift(1)).any()).item())
