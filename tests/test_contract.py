@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import reference as ref
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import scorer
@@ -654,3 +654,47 @@ def _read_as_table(path: Path) -> object:
     except SubmissionError as exc:
         return exc.report.to_dict()
     return table.frame.rows(), Report.of(table.file, list(table.problems)).to_dict()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.integers(0, 6),
+            st.one_of(st.none(), st.integers(0, 5)),
+            st.sampled_from(["public", "private", "ignored", None]),
+            st.sampled_from([1, 1, 1, 0, 2]),
+        ),
+        min_size=1,
+        max_size=25,
+    ),
+    in_order=st.booleans(),
+    split=st.booleans(),
+)
+@example(  # a null stage between two others: the user's stages still differ
+    rows=[(1, 5, "public", 1), (1, 6, None, 1), (1, 7, "private", 1)], in_order=True, split=True
+)
+def test_a_solution_s_users_are_found_alike_on_the_short_path_and_by_group_by(
+    rows: list[tuple[int, int | None, str | None, int]], in_order: bool, split: bool
+) -> None:
+    """`_per_user` takes a short path for the usual solution (users in order, no empty
+    cell, every grade above 0, one stage a user); it gives what the group-by of every rule
+    gives, for any solution."""
+    from scorer.contract.solution import _grouped, _per_user
+
+    if in_order:
+        rows = sorted(rows, key=lambda row: row[0])
+    frame = pl.DataFrame(
+        [(line, *row) for line, row in enumerate(rows, start=2)],
+        schema={
+            "line": pl.Int64,
+            "user_id": pl.Int64,
+            "edition_id": pl.Int64,
+            "stage": pl.Categorical,
+            "grade": pl.Int8,
+        },
+        orient="row",
+    )
+    if not split:
+        frame = frame.with_columns(pl.lit(None, pl.String).alias("stage"))
+    assert _per_user(frame).equals(_grouped(frame))

@@ -86,22 +86,7 @@ def solution_of(table: Table) -> Solution:
             f"pair ({words.user} {{user}}, {words.item} {{value}})",
             ITEM,
         )
-    # One pass over the rows gives every per-user rule and the users table itself.
-    code = pl.col("stage").to_physical()
-    per_user = (
-        frame.group_by("user_id")
-        .agg(
-            pl.col("line").min(),
-            # Used only when every cell is valid (no stage is null): then the user's one stage.
-            pl.col("stage").first(),
-            # Nulls aside, more than one stage; on a category's codes, cheaper than its words.
-            (code.min() != code.max()).fill_null(False).alias("mixed"),
-            pl.col("edition_id").null_count().alias("empty"),
-            pl.col("edition_id").count().alias("pairs"),
-            ((pl.col("grade") > 0) & pl.col("edition_id").is_not_null()).sum().alias("n_relevant"),
-        )
-        .sort("line")
-    )  # users in file order: messages and the targets list follow it
+    per_user = _per_user(frame)  # users in file order: messages and the targets follow it
     mixed = per_user.filter(pl.col("mixed"))
     problems.append(
         problem(
@@ -161,6 +146,60 @@ def solution_of(table: Table) -> Solution:
         has_split=split is not None,
         graded=bool(lost.select((pl.col("grade") != 1).any()).item()),
         competition=table.competition,
+    )
+
+
+def _per_user(frame: pl.DataFrame) -> pl.DataFrame:
+    """One row a user: its first line, its stage, whether it has rows in more than one stage
+    (nulls aside), its empty item cells, its pairs and its relevant pairs, in file order.
+
+    The usual solution, with no empty cell and every grade above 0, has its users' rules
+    found without a group-by over its stages and cells: a user's stages differ only where
+    two of its rows in a row do (its rows together: a sorted user column), and every pair
+    is relevant."""
+    users, items, stages = (frame.get_column(c) for c in ("user_id", "edition_id", "stage"))
+    code = pl.col("stage").to_physical()  # a category's codes compare faster than its words
+    usual = (
+        users.is_sorted()
+        and not items.has_nulls()
+        and stages.null_count() in (0, stages.len())  # no split column: all null
+        and bool(frame.select((pl.col("grade") > 0).all()).item())
+        and not frame.select(
+            ((pl.col("user_id") == pl.col("user_id").shift()) & (code != code.shift())).any()
+        ).item()
+    )
+    if usual:
+        return (
+            frame.group_by("user_id")
+            .agg(
+                pl.col("line").first(),  # rows keep the file's order within a group
+                pl.col("stage").first(),
+                pl.lit(False).alias("mixed"),
+                pl.lit(0, pl.UInt32).alias("empty"),
+                pl.len().alias("pairs"),
+                pl.len().alias("n_relevant"),
+            )
+            .sort("line")
+        )
+    return _grouped(frame)
+
+
+def _grouped(frame: pl.DataFrame) -> pl.DataFrame:
+    """`_per_user` of any solution, each rule an aggregate of a group-by."""
+    code = pl.col("stage").to_physical()
+    return (
+        frame.group_by("user_id")
+        .agg(
+            pl.col("line").min(),
+            # Used only when every cell is valid (no stage is null): then the user's one stage.
+            pl.col("stage").first(),
+            # Nulls aside, more than one stage.
+            (code.min() != code.max()).fill_null(False).alias("mixed"),
+            pl.col("edition_id").null_count().alias("empty"),
+            pl.col("edition_id").count().alias("pairs"),
+            ((pl.col("grade") > 0) & pl.col("edition_id").is_not_null()).sum().alias("n_relevant"),
+        )
+        .sort("line")
     )
 
 
