@@ -72,8 +72,10 @@ def _in_blocks(
         return None
     low = (1 << bits) - 1
     key = (pl.col(USER) * (1 << EDITION_BITS) + pl.col(ITEM)) * (1 << bits) + (pl.col(RANK) - 1)
-    # Each row sorted: a row holds one user when its first and last keys do.
-    keys = np.sort(listed.select(key).to_series().to_numpy().reshape(n, k), axis=1)
+    # One copy of the keys (a read column is in chunks: its numpy view is a copy anyway),
+    # each row sorted in place: a row holds one user when its first and last keys do.
+    keys = listed.select(key).to_series().to_numpy(writable=True).reshape(n, k)
+    keys.sort(axis=1)
     users = keys[:, 0] >> (EDITION_BITS + bits)
     if not np.array_equal(users, keys[:, -1] >> (EDITION_BITS + bits)):
         return None  # a user's rows are not together

@@ -251,7 +251,7 @@ def judge(
     ).rename({k: v for k, v in spec.internal.items() if k in frame.columns})
     return Table(
         file=file,
-        frame=_flag_sorted(frame),
+        frame=frame if "rank" in kinds.values() else _flag_sorted(frame),
         problems=hinted(merge(found), clues, spec.competition),
         unit=unit,
         competition=spec.competition,
@@ -273,7 +273,9 @@ def _stage_names(name: str, values: list[str], spec: Spec) -> pl.Expr:
 
 def _flag_sorted(frame: pl.DataFrame) -> pl.DataFrame:
     """Mark `user_id` sorted when it is (files are usually written user by user): polars then
-    groups by user several times faster. A check of one pass; unsorted files work as well."""
+    groups by user several times faster. A check of one pass; unsorted files work as well.
+    Not for a table of ranks (a submission): its rows are checked as a matrix or keyed in
+    pair order before any group-by (`scorer.keys`), which needs no flag."""
     if USER not in frame.columns:
         return frame
     users = frame.get_column(USER)
