@@ -358,7 +358,7 @@ def _frame(archive: zipfile.ZipFile, record: dict[str, Any], name: str, file: st
         frame = pl.read_parquet(archive.read(f"{name}.parquet"))
     except zipfile.BadZipFile:
         raise
-    except Exception as exc:  # polars' errors name no value, but print the kind alone
+    except (Exception, pl.exceptions.PanicException) as exc:  # the kind alone: names no value
         raise _broken(
             file, Code.FILE_CORRUPT, f"{file}: {name}.parquet cannot be read ({type(exc).__name__})"
         ) from None
