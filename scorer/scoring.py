@@ -173,31 +173,31 @@ def per_user(ranked: pl.DataFrame, solution: Solution, no_lost: NoLost) -> pl.Da
 
 
 def _binary_hits(matched: pl.DataFrame, k: int) -> pl.DataFrame:
-    """Per user, the ranks of its hits as one bit mask (an integer sum: exact in any order),
-    then DCG and AP's numerator looked up by mask in tables built in rank order."""
+    """Per user, the ranks of its hits as one bit mask (an integer OR of 2**(rank - 1): exact
+    in any order), then DCG and AP's numerator looked up by mask in tables built in rank
+    order. `matched` is sorted by user (a merge join's rows, in pair order): each user's
+    hits are one run, reduced in numpy without a group-by."""
     dcg, ap = _mask_tables(k)
-    return (
-        matched.with_columns(_rank_bit().alias("bit"))  # not in `agg`: there it runs per user
-        .group_by("user_id")
-        .agg(pl.col("bit").sum().alias("mask"))
-        .with_columns(
-            pl.col("mask")
-            .map_batches(lambda m: pl.Series(dcg[m.to_numpy()]), pl.Float64)
-            .alias("dcg"),
-            pl.col("mask").bitwise_count_ones().cast(pl.Int64).alias("hits"),
-            (pl.col("mask").bitwise_trailing_zeros().cast(pl.Int64) + 1).alias("first"),
-            pl.col("mask")
-            .map_batches(lambda m: pl.Series(ap[m.to_numpy()]), pl.Float64)
-            .alias("ap_sum"),
-        )
-        .drop("mask")
-    )
-
-
-def _rank_bit() -> pl.Expr:
-    """2**(rank - 1) for ranks 1..K: a shift in numpy (polars' integer `pow` is slower)."""
-    return pl.col("rank").map_batches(
-        lambda rank: pl.Series(np.left_shift(1, rank.to_numpy().astype(np.int64) - 1)), pl.Int64
+    users = matched.get_column("user_id").to_numpy()
+    starts = np.flatnonzero(np.concatenate(([users.size > 0], users[1:] != users[:-1])))
+    bits = np.left_shift(1, matched.get_column("rank").to_numpy().astype(np.int64) - 1)
+    mask = np.bitwise_or.reduceat(bits, starts) if bits.size else bits
+    lowest = mask & -mask  # the first hit's bit
+    return pl.DataFrame(
+        {
+            "user_id": users[starts],
+            "dcg": dcg[mask],
+            "hits": np.bitwise_count(mask).astype(np.int64),
+            "first": np.bitwise_count(lowest - 1).astype(np.int64) + 1,
+            "ap_sum": ap[mask],
+        },
+        schema={
+            "user_id": pl.Int64,
+            "dcg": pl.Float64,
+            "hits": pl.Int64,
+            "first": pl.Int64,
+            "ap_sum": pl.Float64,
+        },
     )
 
 
