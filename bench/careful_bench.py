@@ -4,8 +4,8 @@ check. Writes `bench/CAREFUL.md`.
     .venv/bin/python bench/careful_bench.py --users 10000000
 
 The synthetic competition of `bench/generate.py` is scored as it is (the fast reader) and with
-one cell of its first row padded with a space (` 1`, which the official reader accepts and
-polars' typed reader could misread), which sends the whole file to the careful reader.
+one cell of its first row followed by a space (`1 `, which the official reader accepts and
+polars' typed reader refuses), which sends the whole file to the careful reader.
 Both run as fresh processes under `bench/measure.py` with the default budget (4 GiB), one
 after the other; the two JSON outputs must hold the same scores, to the bit, and each
 process's peak RSS must stay under the budget.
@@ -27,11 +27,11 @@ BUDGET_MB = 4 << 10
 
 
 def padded_copy(source: Path, target: Path) -> None:
-    """`source` with a space before the rank of its first row, copied a block at a time."""
+    """`source` with a space after the rank of its first row, copied a block at a time."""
     with source.open("rb") as read, target.open("wb") as write:
         header = read.readline()
         first = read.readline().rstrip(b"\n").split(b",")
-        write.write(header + b",".join([*first[:-1], b" " + first[-1]]) + b"\n")
+        write.write(header + b",".join([*first[:-1], first[-1] + b" "]) + b"\n")
         while block := read.read(64 << 20):
             write.write(block)
 
