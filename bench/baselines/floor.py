@@ -20,9 +20,11 @@ def read(path: str, schema: dict[str, type[pl.DataType]]) -> pl.DataFrame:
 
 
 def main(submission: str, solution: str | None = None) -> None:
-    rows = {"submission": read(submission, SUBMISSION).height}
+    # both frames held to the end, as a scorer holds them: the peak RSS is of the two together
+    frames = {"submission": read(submission, SUBMISSION)}
     if solution is not None:
-        rows["solution"] = read(solution, SOLUTION).height
+        frames["solution"] = read(solution, SOLUTION)
+    rows = {name: frame.height for name, frame in frames.items()}
     print(json.dumps({"tool": "floor", "rows": rows}))
 
 
