@@ -629,7 +629,7 @@ def readme_block(record: dict[str, Any]) -> str:
     """The README's performance table: issue 16's targets, from a record."""
     info = record["info"]
     commit = info["code"].split(",")[0]  # "commit abc1234", without the sources' digest
-    before = info.get("before", "not run").split(" (")[0]
+    before = info.get("before", "not run").split(" = ")[0]  # "92c2901", not its full hash
     return "\n".join(
         [
             f"Issue 16's targets, from [`bench/RESULTS.md`](bench/RESULTS.md) ({info['date']}, "
