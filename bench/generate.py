@@ -6,6 +6,9 @@ Files: solution.csv, targets.csv, submission.csv, and the same three as .parquet
 manifest.json (arguments, row counts, sizes). A folder whose manifest matches the arguments is
 kept as it is (`--force` rewrites it). Users are written a part at a time (whole blocks of
 `scorer.synthetic.BLOCK` users), so memory stays flat however many users are asked for.
+
+Also here: the careful twins of a submission (`twin`: the same bytes but for one cell of the
+first data row) and a k = 100 competition (`make_k100`), for bench/run.py and bench/k_bench.py.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from scorer.synthetic import BLOCK, make_competition
@@ -90,6 +94,70 @@ def generate(users: int, *, seed: int = 0, work: Path = DEFAULT_WORK, force: boo
         )
         + "\n"
     )
+    return out
+
+
+#: How each careful twin dresses the cells of the submission's first data row (user, item, rank).
+#: "quoted": `"1"` for the rank, which polars' typed reader reads as 1 (so the fast path should
+#: cost what the clean file costs); "spaced": a space after the item (`1004 ,`), which polars'
+#: typed reader refuses, so the careful reader judges every line of the file as text.
+TWINS = {
+    "quoted": lambda user, item, rank: [user, item, b'"' + rank + b'"'],
+    "spaced": lambda user, item, rank: [user, item + b" ", rank],
+}
+
+
+def twin(data: Path, kind: str) -> Path:
+    """`data`'s submission.csv with the first data row dressed as TWINS[kind] says, every other
+    byte the same (written once, beside it, as submission_KIND.csv)."""
+    source, target = data / "submission.csv", data / f"submission_{kind}.csv"
+    if target.is_file():  # written whole under another name, then renamed
+        return target
+    partial = target.with_suffix(".partial")
+    with source.open("rb") as read, partial.open("wb") as write:
+        write.write(read.readline())
+        cells = read.readline().rstrip(b"\r\n").split(b",")
+        write.write(b",".join(TWINS[kind](*cells)) + b"\n")
+        shutil.copyfileobj(read, write, 64 << 20)
+    partial.replace(target)
+    return target
+
+
+#: The k = 100 competition: K editions listed a user, up to MISSES lost ones not listed.
+K100, MISSES = 100, 30
+#: A prime larger than K100 + MISSES: `(a + j*b) % P` for j = 0..K100+MISSES-1 are distinct.
+P = 100_003
+
+
+def make_k100(out: Path, users: int = 200_000) -> Path:
+    """Write (or keep) a k = 100 competition of `users` users (as many rows as 1M users at
+    k = 20 for 200,000); numpy seed 0, so the same bits every time."""
+    toml = out / "competition.toml"
+    if toml.is_file():  # written last
+        return out
+    out.mkdir(parents=True, exist_ok=True)
+    k = K100
+    rng = np.random.default_rng(0)
+    ids = 100_000 + np.arange(users, dtype=np.int64)
+    a, b = rng.integers(0, P, users), rng.integers(1, P, users)
+    j = np.arange(k + MISSES + 1)  # k listed, MISSES not listed, one empty edition_id
+    editions = 1_000_000 + (a[:, None] + j[None, :] * b[:, None]) % P
+    editions[:, -1] = -1  # the row of a user with no lost editions
+    ranks = rng.random((users, k)).argsort(axis=1) + 1  # a shuffled 1..k a user
+    lost = rng.integers(0, MISSES + 1, users)  # 0..30 lost editions a user
+    hits = rng.binomial(lost, 0.5)  # about half of them listed
+    stage = np.where(rng.random(users) < 0.5, "public", "private")
+    pl.DataFrame(
+        {"user_id": ids.repeat(k), "edition_id": editions[:, :k].ravel(), "rank": ranks.ravel()}
+    ).write_csv(out / "submission.csv")
+    chosen = np.where(j < k, j < hits[:, None], j - k < (lost - hits)[:, None])
+    chosen[:, -1] = lost == 0
+    row = np.nonzero(chosen)[0]  # row-major: sorted by user
+    edition = pl.col("edition_id")
+    pl.DataFrame(
+        {"user_id": ids[row], "edition_id": editions[chosen], "stage": stage[row]}
+    ).with_columns(pl.when(edition >= 0).then(edition)).write_csv(out / "solution.csv")
+    toml.write_text(f'name = "lost items at k = {k}"\nk = {k}\n\n[words]\nitem = "edition"\n')
     return out
 
 

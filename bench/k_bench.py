@@ -17,7 +17,6 @@ import argparse
 import os
 import shlex
 import statistics
-import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,49 +24,29 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from generate import DEFAULT_WORK, SCHEMAS, generate
-from run import BASELINES, HERE, PYTHON, ROOT, SCORER, Command, Sample, machine, run_once, scores_of
+from generate import DEFAULT_WORK, K100, MISSES, SCHEMAS, generate, make_k100
+from run import (
+    BASELINES,
+    HERE,
+    NOISE,
+    OLD_SCORER,
+    PYTHON,
+    ROOT,
+    SCORER,
+    Command,
+    Sample,
+    imports_from,
+    machine,
+    run_once,
+    scores_of,
+    timed,
+    worktree,
+)
 
-K = 100
+K = K100
 USERS = 200_000
-#: Editions drawn per user: K listed, then up to MISSES lost ones that are not listed.
-MISSES = 30
-#: A prime larger than K + MISSES: `(a + j*b) % P` for j = 0..K+MISSES-1 are distinct.
-P = 100_003
 TOLERANCE = 1e-9
-#: Wall-time noise allowed on this shared 2-core machine before "not slowed" fails.
-NOISE = 0.05
 SPLITS = ("overall", "public", "private")
-
-
-def make_k100(out: Path) -> Path:
-    """Write (or keep) the k = 100 competition; numpy seed 0, so the same bits every time."""
-    toml = out / "competition.toml"
-    if toml.is_file():  # written last
-        return out
-    out.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(0)
-    users = 100_000 + np.arange(USERS, dtype=np.int64)
-    a, b = rng.integers(0, P, USERS), rng.integers(1, P, USERS)
-    j = np.arange(K + MISSES + 1)  # K listed, MISSES not listed, one empty edition_id
-    editions = 1_000_000 + (a[:, None] + j[None, :] * b[:, None]) % P
-    editions[:, -1] = -1  # the row of a user with no lost editions
-    ranks = rng.random((USERS, K)).argsort(axis=1) + 1  # a shuffled 1..K a user
-    lost = rng.integers(0, MISSES + 1, USERS)  # 0..30 lost editions a user
-    hits = rng.binomial(lost, 0.5)  # about half of them listed
-    stage = np.where(rng.random(USERS) < 0.5, "public", "private")
-    pl.DataFrame(
-        {"user_id": users.repeat(K), "edition_id": editions[:, :K].ravel(), "rank": ranks.ravel()}
-    ).write_csv(out / "submission.csv")
-    chosen = np.where(j < K, j < hits[:, None], j - K < (lost - hits)[:, None])
-    chosen[:, -1] = lost == 0
-    row = np.nonzero(chosen)[0]  # row-major: sorted by user
-    edition = pl.col("edition_id")
-    pl.DataFrame(
-        {"user_id": users[row], "edition_id": editions[chosen], "stage": stage[row]}
-    ).with_columns(pl.when(edition >= 0).then(edition)).write_csv(out / "solution.csv")
-    toml.write_text(f'name = "lost items at k = {K}"\nk = {K}\n\n[words]\nitem = "edition"\n')
-    return out
 
 
 def ndcg(data: Path) -> dict[str, float]:
@@ -92,51 +71,9 @@ def ndcg(data: Path) -> dict[str, float]:
     return {split: float(score[mask].mean()) for split, mask in masks.items()}
 
 
-def git(*args: str) -> str:
-    return subprocess.check_output(["git", *args], text=True, cwd=ROOT).strip()
-
-
-def worktree(rev: str) -> tuple[Path, str]:
-    """A git worktree of `rev` under bench/work/ (kept between runs), and its full commit."""
-    commit = git("rev-parse", "--verify", f"{rev}^{{commit}}")
-    path = DEFAULT_WORK / f"before-{rev}"
-    if not path.exists():
-        git("worktree", "add", "--detach", str(path), commit)
-    if git("-C", str(path), "rev-parse", "HEAD") != commit:
-        raise SystemExit(f"{path} is not at {commit}; remove it (git worktree remove)")
-    return path, commit
-
-
-def imports_from(command: Command, expected: Path) -> str:
-    """Run the command's interpreter and environment on an import; fail unless the scorer (and
-    its cli) come from `expected`."""
-    probe = "import scorer, scorer.cli; print(scorer.__file__); print(scorer.cli.__file__)"
-    _, out = run_once(Command("probe", "", [*command.argv[:2], "-c", probe], env=command.env))
-    files = out.split()
-    if not files or any(not Path(f).resolve().is_relative_to(expected.resolve()) for f in files):
-        raise SystemExit(f"{command.name} imports {files}, not the scorer in {expected}")
-    return files[0]
-
-
 def score(data: Path, *spec: str) -> list[str]:
     files = [str(data / "submission.csv"), "--solution", str(data / "solution.csv")]
     return ["score", *files, *spec, "--json"]
-
-
-def timed(cmds: list[Command], got: dict[str, Any], repeats: int) -> dict[str, Any]:
-    """Every command `repeats` times, interleaved, the order rotating; samples and loads."""
-    samples: dict[str, list[Sample]] = {c.name: [] for c in cmds}
-    loads = [os.getloadavg()[0]]
-    for repeat in range(repeats):
-        shift = repeat % len(cmds)
-        for c in cmds[shift:] + cmds[:shift]:
-            sample, stdout = run_once(c)
-            if c.name != "floor" and scores_of(stdout)["overall"] != got[c.name]["overall"]:
-                raise SystemExit(f"{c.name}: a different score on repeat {repeat + 1}")
-            samples[c.name].append(sample)
-            print(f"[{repeat + 1}/{repeats}] {c.name}: {sample}", file=sys.stderr)
-        loads.append(os.getloadavg()[0])
-    return {"samples": samples, "loads": loads}
 
 
 def main() -> int:
@@ -148,22 +85,22 @@ def main() -> int:
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     info = {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), **machine()}
-    big, small = generate(1_000_000), make_k100(DEFAULT_WORK / f"k{K}-{USERS}")
+    big, small = generate(1_000_000), make_k100(DEFAULT_WORK / f"k{K}-{USERS}", USERS)
     tree, commit = worktree(args.before)
     rel = os.path.relpath(tree, ROOT)  # run_once runs in ROOT
     info["before"] = f"{args.before} = {commit} (worktree {rel}, PYTHONPATH, the same venv)"
     floor = [str(PYTHON), str(BASELINES / "floor.py")]
-    # -P: no '' (the working directory, today's scorer) ahead of PYTHONPATH
-    old = [str(PYTHON), "-P", "-c", "from scorer.cli import app; app()"]
     k100 = score(small, "--competition", str(small / "competition.toml"))
     cmds = [
         Command("floor", "floor: polars reads both CSV, 1M users", [*floor, *score(big)[1:4:2]]),
-        Command("today", "`scorer score`, k = 20, 1M users, today", [str(SCORER), *score(big)]),
-        Command("before", f"the same, {args.before}", [*old, *score(big)], {"PYTHONPATH": rel}),
-        Command("k100", f"`scorer score`, k = {K}, {USERS:,} users", [str(SCORER), *k100]),
+        Command("today", "`scorer score`, k = 20, 1M users, today", [*SCORER, *score(big)]),
+        Command(
+            "before", f"the same, {args.before}", [*OLD_SCORER, *score(big)], {"PYTHONPATH": rel}
+        ),
+        Command("k100", f"`scorer score`, k = {K}, {USERS:,} users", [*SCORER, *k100]),
     ]
-    then = imports_from(cmds[2], tree)
-    now = imports_from(Command("today", "", [str(PYTHON), "-P"]), ROOT / "scorer")
+    then = imports_from(OLD_SCORER[:2], cmds[2].env, tree)
+    now = imports_from([str(PYTHON)], {}, ROOT / "scorer")
     notes = [f"imports checked: {args.before} runs {then}, today's commands run {now}"]
     got: dict[str, Any] = {}
     for c in cmds:  # the check run is also the warm-up (page cache)
@@ -186,7 +123,8 @@ def main() -> int:
         f"an independent numpy NDCG@{K} of the files agrees on overall, public and private "
         f"(max |diff| {worst:.1e} ≤ {TOLERANCE})"
     )
-    run = timed(cmds, got, args.repeats)
+    samples, loads = timed(cmds, got, args.repeats)
+    run = {"samples": samples, "loads": loads}
     if (after := machine()["code"]) != info["code"]:
         notes.append(f"**the working tree's scorer changed during the run**: at the end {after}")
     regen = shlex.join([".venv/bin/python", "bench/k_bench.py", *sys.argv[1:]])
