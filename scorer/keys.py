@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import polars as pl
 
 #: Bits for edition_id in a packed key: packing is exact while ids fit (checked by `packable`).
