@@ -722,3 +722,35 @@ def test_an_integer_cell_is_read_as_its_rule_says(cells: list[str]) -> None:
 
     read = pl.select(integer(pl.lit(pl.Series(cells, dtype=pl.String)))).to_series().to_list()
     assert read == [by_rule(cell) for cell in cells]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    lines=st.lists(
+        st.lists(
+            st.sampled_from(["7", " 8", "9 ", "", "x", "1.5", "  "]), min_size=0, max_size=4
+        ).map(",".join),
+        min_size=1,
+        max_size=12,
+    ),
+    end=st.sampled_from(["\n", "\r\n"]),
+    last=st.booleans(),
+)
+def test_the_careful_reader_splits_lines_alike_in_rust_and_line_by_line(
+    lines: list[str], end: str, last: bool
+) -> None:
+    """Text without a quote is split by polars' reader when it finds every line whole; the
+    cells, lines and problems are the same as the line-by-line split gives."""
+    from unittest import mock
+
+    import scorer.read.text as text_module
+
+    content = "user_id,edition_id,rank" + end + end.join(lines) + (end if last else "")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "split.csv"
+        path.write_bytes(content.encode())
+        with mock.patch("scorer.read.long._typed_read", return_value=None):
+            fast = _read_as_table(path)
+            with mock.patch.object(text_module, "_split_by_polars", return_value=None):
+                slow = _read_as_table(path)
+    assert fast == slow

@@ -7,7 +7,7 @@ import polars as pl
 from scorer.read.cells import DTYPE, MAX_ID, Kind, Spec, Table, judge, parse_cells
 from scorer.read.header import check_frame, check_header, no_rows, type_report
 from scorer.read.limits import Limits, Rejected
-from scorer.read.text import Text, text_cells
+from scorer.read.text import Text, numbered, text_cells
 
 
 def from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
@@ -51,9 +51,7 @@ def _typed_read(text: Text, kinds: dict[str, Kind], spec: Spec) -> pl.DataFrame 
         return None
     if any(frame.get_column(n).has_nulls() for n in kinds if n not in spec.nullable):
         return None
-    if text.numbers is not None:  # a part: no blank line, so rows are its lines in order
-        return frame.select(text.numbers.alias("line"), pl.all())
-    return frame.select(pl.int_range(2, pl.len() + 2, dtype=pl.Int64).alias("line"), pl.all())
+    return numbered(frame, text)
 
 
 def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits: Limits) -> Table:

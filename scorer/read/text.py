@@ -255,6 +255,10 @@ def text_cells(
     whole file the limits keep from this reader (`Limits.careful_whole`)."""
     if not (text.part or limits.careful_whole):
         raise NeedsParts(file)
+    if not text.quoted and not text.long_count:
+        cells = _split_by_polars(text, names)
+        if cells is not None:
+            return cells, []
     try:
         body = (
             pl.scan_lines(text.source, name="text", row_index_name="line", row_index_offset=1)
@@ -296,6 +300,30 @@ def text_cells(
         *[_unquote_cell(pl.col("_fields").list.get(i)).alias(name) for i, name in enumerate(names)],
     )
     return cells, issues
+
+
+def _split_by_polars(text: Text, names: list[str]) -> pl.DataFrame | None:
+    """The cells of every line below the header as text, split by polars' reader (in Rust,
+    three times faster): for text without a quote, when every line is read as exactly the
+    fields `names`, each one holding something, which is what the line-by-line split finds
+    then. None for anything else (a blank or ragged line, an empty cell, bytes that are not
+    UTF-8): the line-by-line split finds and names it."""
+    schema = dict.fromkeys(names, pl.String)
+    try:
+        frame = pl.read_csv(text.source, has_header=False, skip_rows=1, schema=schema)
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException):
+        return None
+    if frame.height != text.rows or any(frame.get_column(n).has_nulls() for n in names):
+        return None
+    return numbered(frame, text)
+
+
+def numbered(frame: pl.DataFrame, text: Text) -> pl.DataFrame:
+    """A frame of one row a line below the header, with each row's line number first: the
+    file's own numbering, or a part's (`Text.numbers`; a part holds no blank line)."""
+    if text.numbers is not None:
+        return frame.select(text.numbers.alias("line"), pl.all())
+    return frame.select(pl.int_range(2, pl.len() + 2, dtype=pl.Int64).alias("line"), pl.all())
 
 
 #: One field of a CSV line and the comma that ends it, as RFC 4180 has it: a quoted field,
