@@ -754,3 +754,43 @@ def test_the_careful_reader_splits_lines_alike_in_rust_and_line_by_line(
             with mock.patch.object(text_module, "_split_by_polars", return_value=None):
                 slow = _read_as_table(path)
     assert fast == slow
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    dressed=st.dictionaries(
+        st.tuples(st.integers(0, 39), st.integers(0, 2)),
+        st.sampled_from(["{} ", "{}\t", " {} ", "+{}", "-{}", "{}.0", "", " ", "x{}", "{},9"]),
+        min_size=1,
+        max_size=3,
+    ),
+    blank=st.sets(st.integers(0, 39), max_size=2),  # at most 5 rows of 40: patched
+    end=st.sampled_from(["\n", "\r\n"]),
+)
+def test_a_few_cells_polars_cannot_read_are_judged_as_the_careful_reader_judges_them(
+    dressed: dict[tuple[int, int], str], blank: set[int], end: str
+) -> None:
+    """A file of 40 rows with a few cells polars' typed reader refuses (and perhaps blank
+    lines): the typed read with those rows judged line by line (`long._patched`) gives the
+    rows, lines and problems of the careful reader judging every line."""
+    from unittest import mock
+
+    import scorer.read.long as long
+
+    rows = [[str(1 + i // 20), str(100 + i), str(1 + i % 20)] for i in range(40)]
+    for (row, column), dress in dressed.items():
+        rows[row][column] = dress.format(rows[row][column])
+    lines = ["" if i in blank else ",".join(row) for i, row in enumerate(rows)]
+    content = "user_id,edition_id,rank" + end + end.join(lines) + end
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "dressed.csv"
+        path.write_bytes(content.encode())
+        with mock.patch.object(long, "_patched", wraps=long._patched) as patched:
+            fast = _read_as_table(path)
+        with mock.patch.object(long, "_typed_read", return_value=None):
+            careful = _read_as_table(path)
+    assert fast == careful
+    dresses = set(dressed.values())
+    if not {"-{}", "{},9"} & dresses:  # no sign to misread, no extra field: the typed read
+        holes = bool(blank) or bool(dresses - {"+{}"})  # every other dress is a hole
+        assert patched.called == holes  # ... with its few holes judged as text

@@ -247,22 +247,30 @@ def _chunks(content: Path | bytes) -> Iterator[bytes]:
 
 
 def text_cells(
-    file: str, text: Text, names: list[str], limits: Limits, hint: str = ""
+    file: str,
+    text: Text,
+    names: list[str],
+    limits: Limits,
+    hint: str = "",
+    *,
+    only: pl.Series | None = None,
 ) -> tuple[pl.DataFrame, list[Problem]]:
     """Every physical line below the header split into the fields `names`, as text, with its
     line number; lines over the length cap and lines with another number of fields become
     problems (`hint` adds a word on the format to the field-count message); `NeedsParts` for a
-    whole file the limits keep from this reader (`Limits.careful_whole`)."""
-    if not (text.part or limits.careful_whole):
+    whole file the limits keep from this reader (`Limits.careful_whole`). With `only`, just
+    the lines of those numbers (the text's own, 1 the header), and none of them need be one."""
+    if only is None and not (text.part or limits.careful_whole):
         raise NeedsParts(file)
-    if not text.quoted and not text.long_count:
+    if only is None and not text.quoted and not text.long_count:
         cells = _split_by_polars(text, names)
         if cells is not None:
             return cells, []
+    kept = [] if only is None else [pl.col("line").is_in(only.implode())]
     try:
         body = (
             pl.scan_lines(text.source, name="text", row_index_name="line", row_index_offset=1)
-            .filter(pl.col("line") > 1, pl.col("text").str.strip_chars().str.len_bytes() > 0)
+            .filter(pl.col("line") > 1, pl.col("text").str.strip_chars().str.len_bytes() > 0, *kept)
             .with_columns(
                 pl.col("line").cast(pl.Int64),
                 _fields=fields(pl.col("text").str.strip_suffix("\r"), text.quoted),
@@ -274,7 +282,7 @@ def text_cells(
         raise Rejected(encoding_report(file, text)) from None
     if text.numbers is not None:  # a part's lines carry the file's numbers
         body = body.with_columns(text.numbers.gather(body.get_column("line") - 2).alias("line"))
-    elif body.height == 0 and not text.long_count:
+    elif body.height == 0 and not text.long_count and only is None:
         raise Rejected(no_rows(file))  # only blank lines below the header
     issues = long_lines(text, limits)
     ragged = body.filter(pl.col("_n") != len(names))
