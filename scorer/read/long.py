@@ -21,13 +21,9 @@ def from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
     if not text.part:  # a part is checked before it is loaded (`split.Parts.table`)
         limits.check_whole(file, text.rows, "the file has {count} rows")
     if not text.lenient and not text.long_count:
-        fast = _typed_read(text, kinds, spec)
+        fast = _typed(file, text, kinds, spec, limits)
         if fast is not None:
-            frame, holes = fast
-            if not holes.any():
-                return judge(file, frame, kinds, spec, "line", [])
-            if holes.sum() * 8 <= holes.len():  # else judging every line costs as little
-                return _patched(file, text, frame, holes, kinds, spec, limits)
+            return fast
     return _diagnose(file, text, kinds, spec, limits)
 
 
@@ -53,7 +49,9 @@ def _typed_read(
     them. None when the text cannot be read so, or lines do not map one to one onto rows."""
     schema = {name: DTYPE[kind] for name, kind in kinds.items()}
     maybe_empty = [name for name in kinds if name not in spec.nullable]
-    for lenient in (False, True):
+    # Where every cell must hold a value, a null is a hole whatever made it: one read. Else
+    # an empty cell is no hole, and only a read that fails tells that some cell is one.
+    for lenient in (True,) if maybe_empty == list(kinds) else (False, True):
         try:
             frame = pl.read_csv(
                 text.source,
@@ -73,27 +71,32 @@ def _typed_read(
     return None
 
 
-def _patched(
-    file: str,
-    text: Text,
-    frame: pl.DataFrame,
-    holes: pl.Series,
-    kinds: dict[str, Kind],
-    spec: Spec,
-    limits: Limits,
-) -> Table:
-    """The typed read, its rows with a hole judged line by line as the careful reader judges
-    every line (`_diagnose`): what polars could not parse may be a cell the rules take (a
-    space after a value), an empty cell, a blank or short line. The other rows hold what the
-    careful reader would read there, as the clean file's do: one padded cell costs a few
-    lines, not the whole file's text."""
+def _typed(
+    file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits: Limits
+) -> Table | None:
+    """The typed read, its rows with a hole (`_typed_read`) judged line by line as the careful
+    reader judges every line (`_diagnose`): what polars could not parse may be a cell the
+    rules take (a space after a value), an empty cell, a blank or short line. The other rows
+    hold what the careful reader would read there, as a clean file's do: one padded cell
+    costs a few lines, not the whole file's text. None when the read fails, or more than an
+    eighth of the rows have a hole (judging every line then costs as little)."""
+    read = _typed_read(text, kinds, spec)
+    if read is None:
+        return None
+    frame, holes = read
+    del read  # the rows are let go as soon as they are filtered below
+    if not holes.any():
+        return judge(file, frame, kinds, spec, "line", [])
+    if holes.sum() * 8 > holes.len():
+        return None
     lines = (holes.arg_true().cast(pl.Int64) + 2).alias("line")  # the text's own numbers
     cells, issues = text_cells(file, text, list(kinds), limits, only=lines)
-    typed, bad, clues = parse_cells(file, cells, kinds, spec, "line")
-    typed = typed.with_columns(pl.col(n).cast(frame.schema[n]) for n in kinds)
-    kept = frame.filter(~holes)
-    rows = pl.concat([kept, typed]).sort("line")
-    return judge(file, rows, kinds, spec, "line", [*issues, *bad], Clues(rows=kept.height) + clues)
+    patched, bad, clues = parse_cells(file, cells, kinds, spec, "line")
+    patched = patched.with_columns(pl.col(n).cast(frame.schema[n]) for n in kinds)
+    frame = frame.filter(~holes)
+    clues = Clues(rows=frame.height) + clues
+    frame = frame.merge_sorted(patched, key="line")  # both in line order
+    return judge(file, frame, kinds, spec, "line", [*issues, *bad], clues)
 
 
 def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits: Limits) -> Table:

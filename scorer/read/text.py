@@ -276,7 +276,8 @@ def text_cells(
                 _fields=fields(pl.col("text").str.strip_suffix("\r"), text.quoted),
             )
             .with_columns(_n=pl.col("_fields").list.len())
-            .collect()
+            # A few lines of many: streamed, so the others are never held.
+            .collect(engine="auto" if only is None else "streaming")
         )
     except pl.exceptions.ComputeError:
         raise Rejected(encoding_report(file, text)) from None
