@@ -1,12 +1,38 @@
-"""Batch scoring of many submissions into public and private leaderboards."""
+"""Batch scoring of many submissions into public and private leaderboards.
+
+The names below are imported from their modules when first used (PEP 562): the `scorer`
+command loads this package for every command, and `scorer score` needs none of them.
+"""
 
 from __future__ import annotations
 
-from scorer.leaderboard.batch import SolutionMismatch, score_log
-from scorer.leaderboard.boards import Board, Boards, Phase, Row, load
-from scorer.leaderboard.manifest import ManifestError, Submission, read_log
-from scorer.leaderboard.render import Format, render
-from scorer.leaderboard.results import BatchResult, Outcome
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scorer.leaderboard.batch import SolutionMismatch, score_log
+    from scorer.leaderboard.boards import Board, Boards, Phase, Row, load
+    from scorer.leaderboard.manifest import ManifestError, Submission, read_log
+    from scorer.leaderboard.render import Format, render
+    from scorer.leaderboard.results import BatchResult, Outcome
+
+#: Each public name and the module that defines it.
+_HOMES = {
+    "SolutionMismatch": "batch",
+    "score_log": "batch",
+    "Board": "boards",
+    "Boards": "boards",
+    "Phase": "boards",
+    "Row": "boards",
+    "load": "boards",
+    "ManifestError": "manifest",
+    "Submission": "manifest",
+    "read_log": "manifest",
+    "Format": "render",
+    "render": "render",
+    "BatchResult": "results",
+    "Outcome": "results",
+}
 
 __all__ = [
     "BatchResult",
@@ -24,3 +50,10 @@ __all__ = [
     "render",
     "score_log",
 ]
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"scorer.leaderboard.{home}"), name)

@@ -7,29 +7,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from scorer.errors import Failure, UsageError, error_object, size
-from scorer.leaderboard.batch import Isolation, score_log
-from scorer.leaderboard.batch import Progress as OnProgress
 from scorer.leaderboard.boards import Phase, load
 from scorer.leaderboard.confidence import RESAMPLES, SEED
-from scorer.leaderboard.demo import DEMO_USERS, make_demo
+from scorer.leaderboard.demo import DEMO_USERS
 from scorer.leaderboard.render import Format, format_for, render
-from scorer.leaderboard.results import BatchResult, Outcome
 from scorer.leaderboard.schema import Status
-from scorer.leaderboard.terminal import batch_text, renderables, summary_text, table_text
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, default_workers
 from scorer.read import DEFAULT_LIMITS
 from scorer.scoring import NoLost
@@ -44,6 +31,13 @@ from scorer.shell import (
     guarded,
 )
 from scorer.write import write_text
+
+if TYPE_CHECKING:
+    from scorer.leaderboard.batch import Progress as OnProgress
+    from scorer.leaderboard.results import BatchResult
+
+# The batch, the terminal's tables and rich are imported by the commands that use them: the
+# `scorer` command loads this module for every command, `scorer score` included.
 
 board_app = typer.Typer(
     no_args_is_help=True,
@@ -67,6 +61,18 @@ def _progress(show: bool) -> Iterator[OnProgress | None]:
     if not show:
         yield None
         return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from scorer.leaderboard.results import Outcome
+
     bar = Progress(
         TextColumn("[bold]Scoring"),
         BarColumn(),
@@ -184,6 +190,9 @@ def score(
     recorded as failed with its reason and does not change the exit code. 130: interrupted
     (finished work is kept; the boards are unchanged).
     """
+    from scorer.leaderboard.batch import Isolation, score_log
+    from scorer.leaderboard.terminal import batch_text, summary_text
+
     show_bar = not as_json and sys.stdout.isatty()
 
     def run() -> BatchResult:
@@ -279,7 +288,11 @@ def show(
                 raise UsageError(f"{output}: the folder {output.parent} does not exist")
             write_text(render(boards, chosen, heading_text=title), output)
             return None, chosen
+        from scorer.leaderboard.terminal import renderables, table_text
+
         if chosen is Format.TABLE and sys.stdout.isatty():
+            from rich.console import Console
+
             console = Console()
             console.print(
                 renderables(boards, console.width, shading=console.color_system is not None)
@@ -305,6 +318,8 @@ def demo(
 ) -> None:
     """Write a small deterministic competition to try the commands on: a solution, a manifest
     and twelve submissions of seven teams (valid, rejected, tied, selected, overfitted)."""
+
+    from scorer.leaderboard.demo import make_demo
 
     def run() -> Path:
         if folder.exists() and any(folder.iterdir()):

@@ -15,7 +15,6 @@ from scorer.errors import UsageError
 from scorer.leaderboard.boards import Boards
 from scorer.leaderboard.literal import markdown, neutralised
 from scorer.leaderboard.page import page
-from scorer.leaderboard.terminal import table_text
 from scorer.leaderboard.wording import boards_of, cells, columns, heading, notes, title
 from scorer.schemas import Status, envelope
 
@@ -76,6 +75,8 @@ def render(
     Markdown post (`--title`; the competition's name without it); `now` is the page's
     generation time (the current time without it)."""
     if fmt == "table":
+        from scorer.leaderboard.terminal import table_text  # rich: only when asked for
+
         return table_text(boards)
     if fmt == "csv":
         return to_csv(boards)
