@@ -1,10 +1,13 @@
-"""Workers sharing the cores: each one's polars threads are its share of the cores, and a
-free worker gets its next submission before the parent records the verdict it just sent."""
+"""Every core at work: the cache check hashes files on every core, each worker's polars
+threads are its share of the cores, and a free worker gets its next submission before the
+parent records the verdict it just sent."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
@@ -12,6 +15,7 @@ import pytest
 
 import scorer
 from scorer.competition import LOST_ITEMS
+from scorer.leaderboard.batch import hashes
 from scorer.leaderboard.demo import make_demo
 from scorer.leaderboard.manifest import read_log
 from scorer.leaderboard.schema import Status
@@ -97,3 +101,12 @@ def test_a_free_worker_gets_its_next_job_before_the_verdict_is_recorded(
             assert done.status == Status.SCORED
             events.append(f"verdict {done.index}")
     assert events == ["take 0", "take 1", "take 2", "verdict 0", "verdict 1", "verdict 2"]
+
+
+def test_the_cache_check_hashes_every_file_in_order(tmp_path: Path) -> None:
+    make_demo(tmp_path)
+    entries = read_log(tmp_path / "manifest.csv")
+    expected = [hashlib.sha256(entry.path.read_bytes()).hexdigest() for entry in entries]
+    assert list(hashes(entries, DEFAULT_LIMITS)) == expected
+    refused = [replace(entries[0], refusal="a link out of its team's folder"), *entries[1:]]
+    assert list(hashes(refused, DEFAULT_LIMITS)) == [None, *expected[1:]]
