@@ -44,6 +44,9 @@ from scorer.synthetic import make_competition
 K = LOST_ITEMS.k
 
 HERE = Path(__file__).resolve().parent
+
+#: The line after which the output's hand-written notes start; a rerun keeps them.
+NOTES = "<!-- notes: kept by a rerun -->"
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
@@ -270,7 +273,8 @@ def main() -> None:
             f"({size / 1e9:.2f} GB), {options.teams} teams, seed {options.seed}",
             f"- repeats: {options.repeats}, serial and parallel interleaved (the order alternates"
             " each repeat); medians shown; each run on a fresh database (every file scored)",
-            f"- load average (1 min) before each run: {', '.join(f'{x:.1f}' for x in loads)}",
+            "- load average (1 min) before each run, serial runs then parallel: "
+            f"{', '.join(f'{x:.1f}' for x in loads)}",
             "- wall: the CLI's wall time from spawn to exit; CPU: user + sys of the CLI and its"
             " workers; judging: the sum of the verdicts' `seconds` (each worker's time on its"
             " submissions)",
@@ -285,7 +289,9 @@ def main() -> None:
             "",
         ]
     )
-    options.output.write_text(text)
+    notes = options.output.read_text() if options.output.is_file() else ""
+    kept_notes = notes[notes.index(NOTES) :] if NOTES in notes else ""
+    options.output.write_text(text + ("\n" + kept_notes if kept_notes else ""))
     print(text)
 
 
