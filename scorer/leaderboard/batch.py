@@ -7,6 +7,7 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,7 @@ from scorer.leaderboard.worker import (
     Judge,
     Task,
     Workers,
+    cores,
     judge,
 )
 from scorer.prepared import solution_at
@@ -78,6 +80,19 @@ def file_hash(path: Path, limits: Limits = DEFAULT_LIMITS) -> str | None:
         return digest(path, path.name, limits)
     except (Rejected, ScorerError, OSError):
         return None
+
+
+def hashes(entries: Sequence[Submission], limits: Limits) -> Iterator[str | None]:
+    """Each submission's `file_hash`, in order (None for one refused unopened), hashed on
+    every core: hashlib lets go of the interpreter while it hashes."""
+    pool = ThreadPoolExecutor(max_workers=cores())
+    try:
+        yield from pool.map(
+            lambda entry: None if entry.refusal is not None else file_hash(entry.path, limits),
+            entries,
+        )
+    finally:  # a run stopped early: the files not yet hashed never will be
+        pool.shutdown(cancel_futures=True)
 
 
 def score_log(
@@ -181,10 +196,11 @@ def score_entries(
 
     if progress is not None:
         progress(0, len(entries), None)
-    for index, entry in enumerate(entries):
+    hashed = hashes(entries, limits)
+    for index, (entry, content) in enumerate(zip(entries, hashed, strict=True)):
         if entry.refusal is not None:  # a link out of its team's folder, a pipe: never opened
             continue
-        digests[index] = file_hash(entry.path, limits)
+        digests[index] = content
         known = runs.cached(
             store, entry.team, entry.key, digests[index], fingerprint, failed=not retry_failed
         )

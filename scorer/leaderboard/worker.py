@@ -5,7 +5,10 @@ failed submission with its reason, and the batch goes on with a fresh worker.
 Workers are started with `spawn` (polars' thread pool does not survive a `fork`) and live for
 the whole batch, so each imports the scorer and receives the solution once. The parent polls
 every worker's resident memory (`/proc/PID/status` on Linux) and its time on the current
-submission, and kills a worker that goes over either limit."""
+submission, and kills a worker that goes over either limit.
+
+Several workers share the cores: each is started with `POLARS_MAX_THREADS` set to its share
+(`threads`), so that workers x polars threads do not oversubscribe the machine."""
 
 from __future__ import annotations
 
@@ -130,6 +133,8 @@ class Workers:
         self.timeout = timeout
         self._context = multiprocessing.get_context("spawn")
         self._slots: list[_Slot] = []
+        #: What each worker's environment adds to this process's (`threads`).
+        self.environment = {} if POLARS_THREADS in os.environ else threads(workers)
 
     def __enter__(self) -> Workers:
         return self
@@ -138,33 +143,42 @@ class Workers:
         self.close()
 
     def judge(self, jobs: Iterable[tuple[int, Path]]) -> Iterator[Done]:
-        """Each job's verdict, in the order they finish. Jobs are taken from `jobs` only when
-        a worker is free for them (a caller may prepare each one as it is asked for)."""
+        """Each job's verdict, in the order they finish. Jobs are taken from `jobs` as
+        workers become free, one ahead (a caller may prepare each one as it is asked for:
+        the next one is prepared while the workers judge). A free worker gets its next job
+        before the verdicts just collected are handed to the caller."""
         pending = iter(jobs)
         waiting: deque[tuple[int, Path]] = deque()
-        exhausted = False
         while True:
-            while True:
-                if not waiting and not exhausted:
-                    job = next(pending, None)
-                    exhausted = job is None
-                    waiting.extend([job] if job is not None else [])
-                if not waiting or (slot := self._idle()) is None:
-                    break
-                try:
-                    slot.conn.send(waiting[0])
-                except OSError:  # the worker died between two submissions: replace it
-                    self._drop(slot)
-                    continue
-                slot.job, slot.started = waiting.popleft(), time.monotonic()
+            self._hand_out(pending, waiting)
             busy = [slot for slot in self._slots if slot.job is not None]
             if not busy:
                 return
             ready = wait([slot.conn for slot in busy], timeout=POLL)
+            verdicts: list[Done] = []
             for slot in busy:
                 done = self._collect(slot) if slot.conn in ready else self._watch(slot)
-                if done is not None:
-                    yield done
+                verdicts.extend([done] if done is not None else [])
+            if verdicts:
+                self._hand_out(pending, waiting)
+            yield from verdicts
+
+    def _hand_out(
+        self, pending: Iterator[tuple[int, Path]], waiting: deque[tuple[int, Path]]
+    ) -> None:
+        """Send waiting jobs to free workers (starting workers up to `workers`), then take
+        the next job from `pending` so that one is ready when a worker is free again."""
+        while True:
+            if not waiting and (job := next(pending, None)) is not None:
+                waiting.append(job)
+            if not waiting or (slot := self._idle()) is None:
+                return
+            try:
+                slot.conn.send(waiting[0])
+            except OSError:  # the worker died between two submissions: replace it
+                self._drop(slot)
+                continue
+            slot.job, slot.started = waiting.popleft(), time.monotonic()
 
     def close(self) -> None:
         """Stop every worker: ask, wait `GRACE` seconds, then kill."""
@@ -200,7 +214,8 @@ class Workers:
         process = self._context.Process(
             target=_serve, args=(child, self.task, self._judge), daemon=True
         )
-        process.start()
+        with _environment(self.environment):  # read by polars when the worker imports it
+            process.start()
         child.close()
         return _Slot(process, parent)
 
@@ -261,13 +276,50 @@ def resident_bytes(pid: int | None) -> int | None:
     return None
 
 
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
 def default_workers(budget: int) -> int:
     """As many workers as cores, but no more than the machine's memory holds at `budget`
     each (Linux; elsewhere the cores)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     try:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
         memory = None
-    fits = (memory // budget) if memory else cores or 1
-    return max(1, min(cores or 1, fits))
+    fits = (memory // budget) if memory else cores()
+    return max(1, min(cores(), fits))
+
+
+#: The environment variable polars reads, once, for the size of its thread pool.
+POLARS_THREADS = "POLARS_MAX_THREADS"
+
+
+def threads(workers: int, available: int | None = None) -> dict[str, str]:
+    """The environment that gives each of `workers` workers its share of the `available`
+    cores (by default this process's) as polars threads, at least one: {} for a single
+    worker, which keeps polars' own choice (a thread a core). Without it every worker starts
+    a thread a core, and on 2 cores 2 workers run 4 busy threads."""
+    if workers <= 1:
+        return {}
+    share = max(1, (available if available is not None else cores()) // workers)
+    return {POLARS_THREADS: str(share)}
+
+
+@contextlib.contextmanager
+def _environment(extra: dict[str, str]) -> Iterator[None]:
+    """This process's environment with `extra` added, for the processes started meanwhile
+    (a spawned worker inherits the environment it is started with)."""
+    saved = {name: os.environ.get(name) for name in extra}
+    os.environ.update(extra)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
