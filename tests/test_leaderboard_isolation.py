@@ -52,16 +52,17 @@ def board(root: Path, *more: str) -> Any:
 def test_hostile_files_in_the_middle_are_refused_alone_and_the_batch_goes_on(
     hostile: Path,
 ) -> None:
-    """Both are refused by name before they cost memory, from the budget's estimate (they
-    would be read in parts, but this budget is smaller than the parts machinery; under the
-    default budget the bomb is refused as it expands: tests/test_hostile.py)."""
+    """Both are refused by name before they cost memory: the hog from the budget's estimate
+    (it would be read in parts, but this budget is smaller than the parts machinery), the
+    bomb as it expands (its gzip trailer claims 60 MiB, which the typed reader would read
+    within the budget; it is stopped past 100 times its compressed bytes read)."""
     budget = str(512 << 20)
     first = board(hostile, "--workers", "2", "--max-memory", budget)
     assert first.exit_code == 0, first.output
     data = json.loads(first.stdout)
     assert (data["total"], data["scored"], data["rejected"], data["failed"]) == (14, 10, 4, 0)
     verdicts = {s["path"]: s["error"]["problems"][0]["code"] for s in data["failures"]}
-    assert verdicts["submissions/bomb.csv.gz"] == "too_large_for_memory"
+    assert verdicts["submissions/bomb.csv.gz"] == "file_too_large"
     assert verdicts["submissions/hog.csv"] == "too_large_for_memory"
     again = json.loads(board(hostile, "--workers", "2", "--max-memory", budget).stdout)
     assert again["scored"] == 0 and again["cached"] + again["rejected"] == 14
