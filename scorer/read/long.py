@@ -8,7 +8,7 @@ from scorer.read.cells import DTYPE, MAX_ID, Kind, Spec, Table, judge, parse_cel
 from scorer.read.header import check_frame, check_header, no_rows, type_report
 from scorer.read.hints import Clues
 from scorer.read.limits import Limits, Rejected
-from scorer.read.text import Text, numbered, text_cells
+from scorer.read.text import Text, numbered, read_quietly, text_cells
 
 
 def from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
@@ -52,15 +52,8 @@ def _typed_read(
     # Where every cell must hold a value, a null is a hole whatever made it: one read. Else
     # an empty cell is no hole, and only a read that fails tells that some cell is one.
     for lenient in (True,) if maybe_empty == list(kinds) else (False, True):
-        try:
-            frame = pl.read_csv(
-                text.source,
-                schema=schema,
-                has_header=True,
-                raise_if_empty=False,
-                ignore_errors=lenient,
-            )
-        except (pl.exceptions.PolarsError, pl.exceptions.PanicException):  # a lone '"' panics
+        frame = read_quietly(text.source, schema=schema, has_header=True, ignore_errors=lenient)
+        if frame is None:
             continue
         if frame.height != text.rows:
             return None

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -318,13 +320,24 @@ def _split_by_polars(text: Text, names: list[str]) -> pl.DataFrame | None:
     then. None for anything else (a blank or ragged line, an empty cell, bytes that are not
     UTF-8): the line-by-line split finds and names it."""
     schema = dict.fromkeys(names, pl.String)
-    try:
-        frame = pl.read_csv(text.source, has_header=False, skip_rows=1, schema=schema)
-    except (pl.exceptions.PolarsError, pl.exceptions.PanicException):
+    frame = read_quietly(text.source, schema=schema, has_header=False, skip_rows=1)
+    if frame is None:
         return None
     if frame.height != text.rows or any(frame.get_column(n).has_nulls() for n in names):
         return None
     return numbered(frame, text)
+
+
+def read_quietly(source: Path | bytes, **options: Any) -> pl.DataFrame | None:
+    """`pl.read_csv` of text the scan found nothing wrong with, or None where polars cannot
+    read it (a lone '"' makes it panic); the caller checks what it read. Its warnings about
+    malformed text are not the participant's to see: the careful reader reports the lines."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return pl.read_csv(source, raise_if_empty=False, **options)
+        except (pl.exceptions.PolarsError, pl.exceptions.PanicException):
+            return None
 
 
 def numbered(frame: pl.DataFrame, text: Text) -> pl.DataFrame:
