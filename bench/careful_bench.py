@@ -21,6 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from measure import fresh
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 BUDGET_MB = 4 << 10
@@ -37,17 +39,9 @@ def padded_copy(source: Path, target: Path) -> None:
 
 
 def measured(submission: Path, solution: Path, out: Path) -> tuple[dict[str, float], dict]:
-    stats = out.with_suffix(".stats.json")
     command = [sys.executable, "-m", "scorer", "score", str(submission), "--solution"]
     command += [str(solution), "--json"]
-    with out.open("w") as stdout:
-        subprocess.run(
-            [sys.executable, "-S", str(HERE / "measure.py"), str(stats), "7200", "--", *command],
-            stdout=stdout,
-            check=True,
-            cwd=ROOT,
-        )
-    return json.loads(stats.read_text()), json.loads(out.read_text())
+    return fresh(command, out.with_suffix(".stats.json"), out), json.loads(out.read_text())
 
 
 def main() -> int:

@@ -14,6 +14,24 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def fresh(command: list[str], result: Path, out: Path, timeout: float = 7200) -> dict[str, float]:
+    """Run `command` through this script from the repository root, its output into `out`;
+    its figures (wall, cpu, rss_mb, exit), as `main` writes them into `result`."""
+    wrapper = [sys.executable, "-S", str(HERE / "measure.py"), str(result), str(timeout)]
+    with out.open("w") as stdout:
+        subprocess.run(
+            [*wrapper, "--", *command],
+            stdout=stdout,
+            check=True,
+            cwd=HERE.parent,
+        )
+    figures: dict[str, float] = json.loads(result.read_text())
+    return figures
 
 
 def main() -> int:

@@ -21,6 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from measure import fresh
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
@@ -33,6 +35,8 @@ print(pl.read_csv(sys.argv[1], schema=schema).height)
 LOAD = """
 import statistics, sys, time
 from pathlib import Path
+
+from measure import fresh
 from scorer.prepared import load
 times = []
 for _ in range(int(sys.argv[2])):
@@ -45,15 +49,8 @@ print(min(times), statistics.median(times))
 
 def measured(command: list[str], scratch: Path, name: str) -> tuple[dict[str, float], str]:
     """One fresh process: its wall time, CPU time and peak RSS, and what it printed."""
-    stats, out = scratch / f"{name}.stats.json", scratch / f"{name}.out"
-    with out.open("w") as stdout:
-        subprocess.run(
-            [sys.executable, "-S", str(HERE / "measure.py"), str(stats), "7200", "--", *command],
-            stdout=stdout,
-            check=True,
-            cwd=ROOT,
-        )
-    return json.loads(stats.read_text()), out.read_text()
+    out = scratch / f"{name}.out"
+    return fresh(command, scratch / f"{name}.stats.json", out), out.read_text()
 
 
 def median(runs: list[dict[str, float]], key: str) -> float:

@@ -11,7 +11,14 @@ import pytest
 import typer
 import typer.testing
 
+import scorer
 from scorer.cli import app
+from scorer.competition import LOST_ITEMS
+from scorer.leaderboard.demo import make_demo
+from scorer.leaderboard.manifest import read_log
+from scorer.leaderboard.worker import Task
+from scorer.read import DEFAULT_LIMITS
+from scorer.scoring import NoLost
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -35,3 +42,17 @@ def copy(world: Path, tmp_path: Path) -> Path:
     target = tmp_path / "lb"
     shutil.copytree(world, target)
     return target
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Task, list[Path]]:
+    """The leaderboard demo's solution as a worker's task, and its submissions' paths."""
+    root = tmp_path_factory.mktemp("workers")
+    make_demo(root)
+    task = Task(
+        solution=scorer.read_solution(root / "solution.csv"),
+        competition=LOST_ITEMS,
+        no_lost=NoLost.ZERO,
+        limits=DEFAULT_LIMITS,
+    )
+    return task, [entry.path for entry in read_log(root / "manifest.csv")]

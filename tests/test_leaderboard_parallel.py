@@ -13,30 +13,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-import scorer
-from scorer.competition import LOST_ITEMS
 from scorer.leaderboard.batch import hashes
 from scorer.leaderboard.demo import make_demo
 from scorer.leaderboard.manifest import read_log
 from scorer.leaderboard.schema import Status
 from scorer.leaderboard.worker import POLARS_THREADS, Done, Task, Workers, cores, threads
 from scorer.read import DEFAULT_LIMITS
-from scorer.scoring import NoLost
 
 GIB = 1 << 30
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Task, list[Path]]:
-    root = tmp_path_factory.mktemp("parallel")
-    make_demo(root)
-    task = Task(
-        solution=scorer.read_solution(root / "solution.csv"),
-        competition=LOST_ITEMS,
-        no_lost=NoLost.ZERO,
-        limits=DEFAULT_LIMITS,
-    )
-    return task, [entry.path for entry in read_log(root / "manifest.csv")]
 
 
 def environment(task: Task, index: int, path: Path) -> Done:

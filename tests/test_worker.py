@@ -11,29 +11,10 @@ from pathlib import Path
 
 import pytest
 
-import scorer
-from scorer.competition import LOST_ITEMS
-from scorer.leaderboard.demo import make_demo
-from scorer.leaderboard.manifest import read_log
 from scorer.leaderboard.schema import Status
 from scorer.leaderboard.worker import Done, Judge, Task, Workers, default_workers, died, judge
-from scorer.read import DEFAULT_LIMITS
-from scorer.scoring import NoLost
 
 GIB = 1 << 30
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Task, list[Path]]:
-    root = tmp_path_factory.mktemp("workers")
-    make_demo(root)
-    task = Task(
-        solution=scorer.read_solution(root / "solution.csv"),
-        competition=LOST_ITEMS,
-        no_lost=NoLost.ZERO,
-        limits=DEFAULT_LIMITS,
-    )
-    return task, [entry.path for entry in read_log(root / "manifest.csv")]
 
 
 def test_workers_give_the_verdicts_of_this_process(demo: tuple[Task, list[Path]]) -> None:
