@@ -445,7 +445,11 @@ def test_a_broken_prepared_file_is_refused(
     ready: Path, change: Callable[[str, bytes], bytes | None], code: Code, message: str
 ) -> None:
     rebuilt(ready, change)
-    done = score_with(ready)
+    broken(score_with(ready), code, message)
+
+
+def broken(done: Any, code: Code, message: str) -> None:
+    """`done` is exit 2 with the refusal of a broken `solution.prepared`, and its hint."""
     assert done.exit_code == 2, done.output
     assert done.stderr == refusal("solution.prepared", code, f"solution.prepared: {message}", AGAIN)
 
@@ -456,14 +460,8 @@ def test_damaged_bytes_are_refused(ready: Path) -> None:
         info = archive.getinfo("pairs.parquet")
     data[info.header_offset + 100] ^= 0xFF  # within the member: its CRC-32 no longer holds
     ready.write_bytes(bytes(data))
-    done = score_with(ready)
-    assert done.exit_code == 2
-    assert done.stderr == refusal(
-        "solution.prepared",
-        Code.FILE_CORRUPT,
-        "solution.prepared: not a readable ZIP archive (Bad CRC-32 for file 'pairs.parquet')",
-        AGAIN,
-    )
+    crc = "not a readable ZIP archive (Bad CRC-32 for file 'pairs.parquet')"
+    broken(score_with(ready), Code.FILE_CORRUPT, crc)
     ready.write_bytes(bytes(data[: len(data) // 2]))  # cut short
     cut = score_with(ready)
     assert cut.exit_code == 2
@@ -473,14 +471,8 @@ def test_damaged_bytes_are_refused(ready: Path) -> None:
 def test_a_file_that_is_not_a_prepared_file_is_refused(tmp_path: Path) -> None:
     text = tmp_path / "solution.prepared"
     shutil.copy(DATA / "solution.csv", text)
-    done = score_with(text)
-    assert done.exit_code == 2
-    assert done.stderr == refusal(
-        "solution.prepared",
-        Code.FILE_CORRUPT,
-        "solution.prepared: not a readable ZIP archive (File is not a zip file)",
-        AGAIN,
-    )
+    not_zip = "not a readable ZIP archive (File is not a zip file)"
+    broken(score_with(text), Code.FILE_CORRUPT, not_zip)
     data = json.loads(score_with(text, "--json").stdout)
     assert (data["status"], data["error"]["code"]) == ("error", "organiser_file_broken")
     folder = tmp_path / "folder.prepared"
