@@ -9,8 +9,7 @@ from scorer.contract import Solution, read_solution, read_targets
 from scorer.errors import Code, HostError, Issue, Problem, Report, ScorerError, SubmissionError
 from scorer.read import Limits
 from scorer.scoring import NoLost, ScoreResult, SplitScore
-
-__version__ = "0.2.0"
+from scorer.version import __version__
 
 __all__ = [
     "LOST_ITEMS",

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from scorer import __version__
+from scorer.version import __version__
 from scorer.adapters import codabench as codabench_adapter
 from scorer.api import score as score_submission
 from scorer.api import validate as validate_submission

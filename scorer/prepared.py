@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import polars as pl
 
-import scorer
+from scorer import version
 from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import Role, Solution, read_solution, reading
 from scorer.errors import Code, FileSystemError, HostError, ScorerError, UsageError, single
@@ -88,7 +88,7 @@ class PreparedInfo:
 def fingerprint(competition: Competition) -> str:
     """sha256 of every rule of the competition and of the scorer's version: what a prepared
     solution was checked by, and is valid for only."""
-    rules = {"competition": competition.to_dict(), "scorer_version": scorer.__version__}
+    rules = {"competition": competition.to_dict(), "scorer_version": version.__version__}
     text = json.dumps(rules, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -154,7 +154,7 @@ def prepare(
     record = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "scorer_version": scorer.__version__,
+        "scorer_version": version.__version__,
         "source": {
             "path": str(source.resolve()),
             "size": before.st_size,
@@ -312,11 +312,11 @@ def _fresh(record: dict[str, Any], file: str, competition: Competition) -> None:
     """Refuse a prepared file made under other rules, or from a source whose bytes changed."""
     if _get(record, file, "fingerprint", kind=str) != fingerprint(competition):
         made = _get(record, file, "competition", "name", kind=str)
-        version = _get(record, file, "scorer_version", kind=str)
+        made_by = _get(record, file, "scorer_version", kind=str)
         raise _stale(
             file,
-            f"{file}: prepared under other rules (competition {made!r}, scorer {version}) than "
-            f"these (competition {competition.name!r}, scorer {scorer.__version__})",
+            f"{file}: prepared under other rules (competition {made!r}, scorer {made_by}) than "
+            f"these (competition {competition.name!r}, scorer {version.__version__})",
         )
     source = Path(_get(record, file, "source", "path", kind=str))
     size = _get(record, file, "source", "size", kind=int)

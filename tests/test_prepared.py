@@ -340,7 +340,7 @@ def test_other_rules_are_refused(ready: Path, tmp_path: Path) -> None:
 
 def test_another_scorer_version_is_refused(ready: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     made = scorer.__version__
-    monkeypatch.setattr(scorer, "__version__", "9.9.9")
+    monkeypatch.setattr(scorer.version, "__version__", "9.9.9")
     done = score_with(ready)
     assert done.exit_code == 2
     assert f"prepared under other rules (competition 'lost items', scorer {made}) than these " in (

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-import scorer
+from scorer import version
 from scorer.api import score as score_submission
 from scorer.competition import LOST_ITEMS, Competition, Split
 from scorer.contract import Solution, read_solution, read_targets
@@ -150,7 +150,7 @@ def build(
         competition=rules,
         competition_path=competition,
         out=out,
-        image=image or f"YOUR_REGISTRY_USER/ranklist-scorer:{scorer.__version__}",
+        image=image or f"YOUR_REGISTRY_USER/ranklist-scorer:{version.__version__}",
         start=begin,
         end=end or begin + dt.timedelta(days=60),
     )

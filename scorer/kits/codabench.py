@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
-import scorer
+from scorer import version
 from scorer.adapters.codabench import Phase, column_key
 from scorer.competition import LOST_ITEMS, Split
 from scorer.kits import Kit, logo, template
@@ -85,7 +85,7 @@ def write(kit: Kit) -> list[Path]:
     written.append(
         kit.write(
             "docker/Dockerfile",
-            template("codabench_Dockerfile.tmpl", base=BASE_IMAGE, version=scorer.__version__),
+            template("codabench_Dockerfile.tmpl", base=BASE_IMAGE, version=version.__version__),
         )
     )
     split = kit.split_users
@@ -96,7 +96,7 @@ def write(kit: Kit) -> list[Path]:
                 "codabench_README.md.tmpl",
                 title=kit.title,
                 image=kit.image,
-                version=scorer.__version__,
+                version=version.__version__,
                 base=BASE_IMAGE,
                 public=f"{split['public']:,}",
                 private=f"{split['private']:,}",

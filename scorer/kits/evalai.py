@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-import scorer
+from scorer import version
 from scorer.adapters.evalai import PHASES
 from scorer.kits import Kit, logo, template
 
@@ -44,7 +44,7 @@ def write(kit: Kit) -> list[Path]:
         "end": f"{kit.end:%Y-%m-%d} 23:59:59",
         "dev_end": f"{kit.end - dt.timedelta(days=1):%Y-%m-%d} 23:59:59",
         "allowed": ALLOWED,
-        "version": scorer.__version__,
+        "version": version.__version__,
     }
     written = [
         kit.write("challenge_config.yaml", template("evalai_challenge_config.yaml.tmpl", **values))
@@ -86,7 +86,7 @@ def write(kit: Kit) -> list[Path]:
                 private=f"{split['private']:,}",
                 phases=phases,
                 allowed=ALLOWED,
-                version=scorer.__version__,
+                version=version.__version__,
             ),
         )
     )

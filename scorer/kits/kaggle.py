@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-import scorer
+from scorer import version
 from scorer.adapters.kaggle import kaggle_solution
 from scorer.kits import Kit, template
 
@@ -26,7 +26,7 @@ def wheel_command(folder: str = "wheels") -> str:
     return (
         f"python -m pip download --dest {folder} --only-binary=:all: "
         f"--python-version {KAGGLE_PYTHON} {platforms} {folder}/ranklist_scorer-"
-        f"{scorer.__version__}-py3-none-any.whl"
+        f"{version.__version__}-py3-none-any.whl"
     )
 
 
@@ -50,7 +50,7 @@ def write(kit: Kit) -> list[Path]:
             "build_wheels.sh",
             template(
                 "kaggle_build_wheels.sh.tmpl",
-                version=scorer.__version__,
+                version=version.__version__,
                 download=wheel_command(),
             ),
         )

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scorer import __version__
+from scorer.version import __version__
 from scorer.competition import LOST_ITEMS, Competition, Split, Stage
 from scorer.contract import Role, Solution, reading
 from scorer.errors import (

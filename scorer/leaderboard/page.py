@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from html import escape
 
-from scorer import __version__
+from scorer.version import __version__
 from scorer.leaderboard.boards import Board, Boards, Phase, Row
 from scorer.leaderboard.literal import shown
 from scorer.leaderboard.wording import (

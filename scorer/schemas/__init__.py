@@ -12,7 +12,7 @@ from enum import StrEnum
 from importlib import resources
 from typing import Any
 
-from scorer import __version__
+from scorer.version import __version__
 from scorer.errors import Code, Failure
 from scorer.leaderboard.boards import Phase
 from scorer.leaderboard.schema import Status as Verdict
