@@ -25,6 +25,7 @@ class Code(StrEnum):
     FILE_FORMAT = "file_format"
     FILE_ENCODING = "file_encoding"
     FILE_CORRUPT = "file_corrupt"
+    UNSUPPORTED_COMPRESSION = "unsupported_compression"  # a zip member's method: bzip2, LZMA…
     TOO_MANY_ROWS = "too_many_rows"
     TOO_LARGE_FOR_MEMORY = "too_large_for_memory"
     TOO_MANY_COLUMNS = "too_many_columns"
@@ -75,6 +76,7 @@ STRUCTURAL = frozenset(
         Code.FILE_FORMAT,
         Code.FILE_ENCODING,
         Code.FILE_CORRUPT,
+        Code.UNSUPPORTED_COMPRESSION,
         Code.TOO_MANY_ROWS,
         Code.TOO_LARGE_FOR_MEMORY,
         Code.TOO_MANY_COLUMNS,

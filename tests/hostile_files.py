@@ -27,6 +27,8 @@ MEASURE = ROOT / "bench" / "measure.py"
 MB = 1 << 20
 GB = 1 << 30
 HEADER = b"user_id,edition_id,rank\n"
+#: What a small submission's entry in a zip may record.
+HEAD_BYTES = 8192
 
 #: A Python program that gives Kaggle's adapter a frame with a 40 MB cell, as Kaggle would,
 #: and prints the participant's message (exit 1).
@@ -230,3 +232,191 @@ def measured(command: list[str], timeout: float = 600) -> Measured:
         )
         figures = json.loads(result.read_text(encoding="utf-8"))
     return Measured(done.returncode, done.stdout, done.stderr, figures["rss_mb"], figures["wall"])
+
+
+# -- zip archives, written by hand -------------------------------------------------------------
+
+#: A zip entry's fixed date and time (1 January 2024, midnight), in MS-DOS form.
+DOS_TIME, DOS_DATE = 0, (2024 - 1980) << 9 | 1 << 5 | 1
+
+
+@dataclass(frozen=True)
+class Member:
+    """One member of a hand-made zip: its name, its data as stored, and what its entry
+    records (the method, the expanded size and its CRC-32), which may lie."""
+
+    name: bytes
+    packed: bytes
+    method: int
+    size: int
+    crc: int
+    flags: int = 0
+
+
+def stored(name: str, data: bytes) -> Member:
+    return Member(name.encode(), data, 0, len(data), zlib.crc32(data))
+
+
+def deflated(name: str, data: bytes) -> Member:
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return Member(
+        name.encode(), packer.compress(data) + packer.flush(), 8, len(data), zlib.crc32(data)
+    )
+
+
+def write_zip(
+    path: Path,
+    members: list[Member],
+    *,
+    entries: int | None = None,
+    claimed: int | None = None,
+    zip64: bool = False,
+    padding: int = 0,
+) -> None:
+    """A zip archive of `members` (each's packed data followed by `padding` zero bytes that
+    its entry counts as compressed data), its central directory listing the first member
+    `entries` times when given (one local header, many entries: a huge directory cheaply),
+    its end record counting `claimed` entries when given, in a ZIP64 end record if `zip64`
+    (or if it counts more than 65,535)."""
+    with path.open("wb") as out:
+        offsets = []
+        for m in members:
+            offsets.append(out.tell())
+            out.write(
+                struct.pack(
+                    "<4s5H3L2H",
+                    b"PK\x03\x04",
+                    20,
+                    m.flags,
+                    m.method,
+                    DOS_TIME,
+                    DOS_DATE,
+                    m.crc,
+                    len(m.packed) + padding,
+                    m.size & 0xFFFFFFFF,
+                    len(m.name),
+                    0,
+                )
+            )
+            out.write(m.name + m.packed + bytes(padding))
+
+        def entry(m: Member, offset: int) -> bytes:
+            return (
+                struct.pack(
+                    "<4s6H3L5H2L",
+                    b"PK\x01\x02",
+                    20,
+                    20,
+                    m.flags,
+                    m.method,
+                    DOS_TIME,
+                    DOS_DATE,
+                    m.crc,
+                    len(m.packed) + padding,
+                    m.size & 0xFFFFFFFF,
+                    len(m.name),
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    offset,
+                )
+                + m.name
+            )
+
+        start = out.tell()
+        if entries is None:
+            listed = len(members)
+            out.write(b"".join(entry(m, at) for m, at in zip(members, offsets, strict=True)))
+        else:
+            listed = entries
+            one = entry(members[0], offsets[0])
+            step = 1 << 16
+            for done in range(0, entries, step):
+                out.write(one * min(step, entries - done))
+        length = out.tell() - start
+        count = listed if claimed is None else claimed
+        if zip64 or count > 0xFFFF:
+            at = out.tell()
+            out.write(
+                struct.pack(
+                    "<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, count, count, length, start
+                )
+            )
+            out.write(struct.pack("<4sLQL", b"PK\x06\x07", 0, at, 1))
+            short, length, start = 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF
+        else:
+            short = count
+        out.write(struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, short, short, length, start, 0))
+
+
+def zip_bzip2(path: Path, expanded: int = GB, recorded: int = HEAD_BYTES) -> None:
+    """A zip holding one bzip2 member of `expanded` NUL bytes, its entry recording
+    `recorded` bytes (a lie that passes any estimate made from the directory): under 1 KB for
+    1 GiB (about 5 s to write). Python's bzip2 reader expands a member whole, whatever a read
+    asks for."""
+    import bz2
+
+    packer = bz2.BZ2Compressor(9)
+    block = bytes(MB)
+    packed = b"".join(packer.compress(block) for _ in range(expanded // MB)) + packer.flush()
+    write_zip(path, [Member(b"submission.csv", packed, 12, recorded, zlib.crc32(b""))])
+
+
+def zip_deflate_rows(path: Path, seed: int = 0, expanded: int = GB, padding: int = 0) -> None:
+    """A zip holding one deflate member of `expanded` bytes of valid-looking rows (the
+    repeated block of `repeated_gzip`): about 1 MB for 1 GiB; `padding` bytes after its
+    stream make its directory entry claim a plausible ratio."""
+    rows = user_rows(seed)
+    block = rows * (MB // len(rows))
+    copies = (expanded - len(HEADER)) // len(block)
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    start = packer.compress(HEADER) + packer.flush(zlib.Z_FULL_FLUSH)
+    packed = packer.compress(block) + packer.flush(zlib.Z_FULL_FLUSH)
+    crc = zlib.crc32(HEADER)
+    for _ in range(copies):
+        crc = zlib.crc32(block, crc)
+    data = start + packed * copies + packer.flush()
+    size = len(HEADER) + copies * len(block)
+    write_zip(path, [Member(b"submission.csv", data, 8, size, crc)], padding=padding)
+
+
+def zip_entries(path: Path, entries: int = 3_000_000) -> None:
+    """A zip whose central directory lists one empty file `entries` times: 141 MB for 3
+    million entries, which `zipfile` parses into 1.5 GB of objects before they are counted."""
+    write_zip(path, [stored("a", b"")], entries=entries)
+
+
+def zip_padded(path: Path, seed: int = 0) -> None:
+    """`zip_deflate_rows` with 10 MiB of padding after the stream: its entry claims 70 times,
+    within the cap, and only the expansion itself shows 220 times."""
+    zip_deflate_rows(path, seed, padding=10 * MB)
+
+
+#: The empty gzip member bgzip ends every file with (its end-of-file marker).
+BGZF_EOF = bytes.fromhex("1f8b08040000000000ff0600424302001b0003000000000000000000")
+
+
+#: Hostile zip archives, refused within a memory budget of `ZIP_BUDGET` bytes.
+ZIPS = (
+    Hostile(
+        "bzip2.zip",
+        zip_bzip2,
+        "zip of a bzip2 member of 1 GiB of NUL bytes (its entry says 8 KiB)",
+        "unsupported_compression",
+    ),
+    Hostile(
+        "deflate_bomb.zip",
+        zip_deflate_rows,
+        "zip of a deflate member of 1 GiB of valid-looking rows",
+        "file_too_large",
+    ),
+    Hostile(
+        "entries.zip",
+        lambda path: zip_entries(path, 1_500_000),
+        "zip whose central directory lists 1,500,000 entries",
+        "file_format",
+    ),
+)
+ZIP_BUDGET = 512 * MB

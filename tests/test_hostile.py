@@ -21,7 +21,9 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import zipfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +32,23 @@ import pandas as pd
 import polars as pl
 import pytest
 from hostile_files import (
+    BGZF_EOF,
     HOSTILE,
     KAGGLE_CELL,
     MB,
     ROOT,
+    ZIP_BUDGET,
+    ZIPS,
     Hostile,
     Measured,
+    Member,
+    deflated,
+    gzip_rows,
     measured,
     scorer_command,
+    stored,
+    write_zip,
+    zip_padded,
 )
 from typer.testing import CliRunner
 
@@ -51,7 +62,7 @@ from scorer.leaderboard.manifest import ManifestError, read_log
 from scorer.leaderboard.results import BatchResult, Outcome
 from scorer.leaderboard.schema import Status
 from scorer.leaderboard.store import Store
-from scorer.read import Limits, Rejected, files, read_table
+from scorer.read import Limits, Rejected, files, footprint, read_table
 from scorer.read import inflate as inflate_module
 from scorer.read.limits import WHOLE_ROWS_FLOOR
 
@@ -70,15 +81,16 @@ runner = CliRunner()
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
 
 
-def refused(run: Measured, code: str) -> dict[str, Any]:
-    """The one problem of a run that must exit 1 with `code`, cleanly and within bounds."""
+def refused(run: Measured, code: str, rss_mb: float = MAX_RSS_MB) -> dict[str, Any]:
+    """The one problem of a run that must exit 1 with `code`, cleanly and within bounds (a
+    peak RSS under `rss_mb`)."""
     assert "Traceback" not in run.stderr and "panicked" not in run.stderr, run.stderr[-2000:]
     assert run.exit == 1, (run.stdout[-2000:], run.stderr[-2000:])
     data = run.json()
     assert data["error"]["code"] == "submission_rejected"
     problems = data["error"]["problems"]
     assert [p["code"] for p in problems] == [code]
-    assert run.rss_mb < MAX_RSS_MB, f"peak RSS {run.rss_mb:.0f} MiB"
+    assert run.rss_mb < rss_mb, f"peak RSS {run.rss_mb:.0f} MiB"
     assert run.wall < MAX_SECONDS, f"{run.wall:.1f} s"
     found: dict[str, Any] = problems[0]
     return found
@@ -124,6 +136,72 @@ def test_a_small_gzip_file_is_still_read(tmp_path: Path) -> None:
     path.write_bytes(gzip.compress(VALID.read_bytes()))
     result = runner.invoke(app, ["score", str(path), "--solution", SOLUTION])
     assert result.exit_code == 0, result.output
+
+
+# -- zip archives: the budget that holds for gzip and Parquet holds for zip --------------------
+
+BUDGET = ["--max-memory", str(ZIP_BUDGET)]
+BUDGET_MB = ZIP_BUDGET / MB
+
+#: What each hostile zip's message says.
+ZIP_MESSAGES = {
+    "bzip2.zip": "bzip2.zip: 'submission.csv' in the zip is compressed with bzip2 (method 12); "
+    "only deflate, what zip tools use by default, or no compression is accepted",
+    "deflate_bomb.zip": "deflate_bomb.zip: the file expands more than 100 times when decompressed",
+    "entries.zip": "entries.zip: the zip holds 1,500,000 entries; expected one .csv or "
+    ".parquet file",
+}
+
+
+@pytest.mark.parametrize("hostile", ZIPS, ids=[h.name for h in ZIPS])
+@pytest.mark.parametrize("command", ["validate", "score"])
+def test_a_hostile_zip_is_refused_by_name_within_the_memory_budget(
+    hostile: Hostile, command: str, made: Callable[[Hostile], Path]
+) -> None:
+    """A bzip2 member was expanded whole (1 GiB of it took 2.1 GB, whatever its entry says),
+    a deflate bomb copied out to its end with no ratio check, and a central directory parsed
+    whole before its entries were counted (1,500,000 of them took 600 MB, 3 million 1.2 GB
+    and 36 s): each is now refused from its directory, unread."""
+    path = made(hostile)
+    assert path.stat().st_size < 80 * MB
+    truth = ["--targets", TARGETS] if command == "validate" else ["--solution", SOLUTION]
+    run = measured(scorer_command(command, str(path), *truth, *BUDGET, "--json"))
+    found = refused(run, hostile.code, rss_mb=BUDGET_MB)
+    assert found["examples"][0]["message"].startswith(ZIP_MESSAGES[hostile.name])
+
+
+def test_a_deflate_bomb_whose_entry_claims_a_fair_ratio_stops_as_it_expands(
+    tmp_path: Path,
+) -> None:
+    """The entry of a member padded after its stream claims 70 times (within the cap); its
+    output is checked against the bytes read as it expands, as a .csv.gz's is, and stops at
+    100 times them, after the first MiB (this zip wrote 1 GiB to disk before)."""
+    path = tmp_path / "padded.zip"
+    zip_padded(path)
+    run = measured(scorer_command("score", str(path), "--solution", SOLUTION, "--json"))
+    found = refused(run, "file_too_large", rss_mb=BUDGET_MB)
+    message = found["examples"][0]["message"]
+    assert message.startswith("padded.zip: the file expands more than 100 times")
+    assert f"bytes from its first {MB:,});" in message
+
+
+@pytest.mark.parametrize("tail", [BGZF_EOF, gzip.compress(b"", mtime=0)], ids=["bgzip", "empty"])
+def test_an_empty_gzip_member_appended_changes_no_decision(tmp_path: Path, tail: bytes) -> None:
+    """The planner took the last member's trailer for the file's size: 16 MiB of rows were
+    refused within a 320 MiB budget in one member and read whole with an empty member after
+    them (its trailer records 0 bytes). A trailer recording less than the file holds is now
+    taken for several members, and the file estimated at the most it may expand to."""
+    one = tmp_path / "one.csv.gz"
+    gzip_rows(one, expanded=16 * MB)
+    two = tmp_path / "two.csv.gz"
+    two.write_bytes(one.read_bytes() + tail)
+    assert footprint(two) >= footprint(one) > 15 * MB
+    budget = ["--max-memory", str(320 * MB)]
+    for path in (one, two):
+        run = measured(
+            scorer_command("score", str(path), "--solution", SOLUTION, *budget, "--json")
+        )
+        refused(run, "too_large_for_memory", rss_mb=320)
 
 
 def test_a_40_mb_cell_given_to_the_kaggle_adapter_is_refused_before_conversion() -> None:
@@ -585,3 +663,131 @@ def test_gzip_members_expand_whole_whatever_the_chunk_sizes(
     out = tmp_path / "out.csv"
     assert inflate_module.inflate(path, "s.csv.gz", Limits(), out) == sum(map(len, parts))
     assert out.read_bytes() == b"".join(parts)
+
+
+# -- zip archives, in process -----------------------------------------------------------------
+
+ROWS = VALID.read_bytes()
+
+
+def zip_refusal(tmp_path: Path, members: list[Member], **layout: Any) -> tuple[str, str]:
+    """The code and message of the one problem a hand-made zip of `members` gets
+    (`write_zip`'s `layout`)."""
+    path = tmp_path / "up.zip"
+    write_zip(path, members, **layout)
+    return refusal_of(path)
+
+
+@pytest.mark.parametrize(
+    ("method", "name"),
+    [
+        (9, "Deflate64"),
+        (12, "bzip2"),
+        (14, "LZMA"),
+        (93, "Zstandard"),
+        (98, "PPMd"),
+        (77, "an unknown method"),
+    ],
+)
+def test_a_member_compressed_with_anything_but_deflate_is_refused_by_name(
+    tmp_path: Path, method: int, name: str
+) -> None:
+    """Deflate64 was called corrupt; bzip2 and LZMA were expanded whole into memory."""
+    member = replace(deflated("s.csv", ROWS), method=method)
+    code, message = zip_refusal(tmp_path, [member])
+    assert code == "unsupported_compression"
+    assert message == (
+        f"up.zip: 's.csv' in the zip is compressed with {name} (method {method}); only "
+        "deflate, what zip tools use by default, or no compression is accepted"
+    )
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA])
+def test_a_valid_file_zipped_with_bzip2_or_lzma_is_refused_not_scored(
+    tmp_path: Path, method: int
+) -> None:
+    path = tmp_path / "up.zip"
+    with zipfile.ZipFile(path, "w", method) as archive:
+        archive.writestr("submission.csv", ROWS)
+    result = runner.invoke(app, ["score", str(path), "--solution", SOLUTION])
+    assert result.exit_code == 1, result.output
+    assert "[unsupported_compression] 1 time" in result.output
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:  # the control
+        archive.writestr("submission.csv", ROWS)
+    assert runner.invoke(app, ["score", str(path), "--solution", SOLUTION]).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("layout", "count"),
+    [
+        ({"claimed": 60_000}, "60,000"),
+        ({"claimed": 3_000_000}, "3,000,000"),
+        ({"claimed": 1001, "zip64": True}, "1,001"),
+    ],
+)
+def test_a_zip_is_refused_from_its_end_record_before_its_directory_is_read(
+    tmp_path: Path, layout: dict[str, Any], count: str
+) -> None:
+    """The end record (or its ZIP64 twin) counts the entries: a count over the cap is
+    refused before the directory is read. These directories hold one valid entry, which
+    was scored before."""
+    code, message = zip_refusal(tmp_path, [stored("s.csv", ROWS)], **layout)
+    assert (code, message) == (
+        "file_format",
+        f"up.zip: the zip holds {count} entries; expected one .csv or .parquet file",
+    )
+
+
+def test_a_zip_whose_end_record_lies_is_still_bounded(tmp_path: Path) -> None:
+    """An end record counting 1 entry before 1,001 of them: they are counted as parsed. One
+    counting 1 entry before 4 MiB of directory: the directory's size is judged unread."""
+    code, message = zip_refusal(tmp_path, [stored("s.csv", ROWS)], entries=1001, claimed=1)
+    assert message == "up.zip: the zip holds 1,001 entries; expected one .csv or .parquet file"
+    long = stored("n" * 60_000 + ".csv", ROWS)
+    code, message = zip_refusal(tmp_path, [long], entries=70, claimed=1)
+    assert (code, message) == (
+        "file_format",
+        f"up.zip: the zip's table of contents has {70 * (46 + len(long.name)):,} bytes; expected "
+        "one .csv or .parquet file (at most 4,194,304 bytes of it are read)",
+    )
+
+
+def test_a_member_is_held_to_what_its_entry_records(tmp_path: Path) -> None:
+    """The planner estimates a zip from its directory, so a member may not expand past the
+    size its entry records, nor to other bytes than its checksum says."""
+    short = replace(deflated("s.csv", ROWS), size=100)
+    assert zip_refusal(tmp_path, [short]) == (
+        "file_corrupt",
+        "up.zip: the zip data is corrupt (it expands past the size its directory records)",
+    )
+    wrong = replace(deflated("s.csv", ROWS), crc=1)
+    assert zip_refusal(tmp_path, [wrong]) == (
+        "file_corrupt",
+        "up.zip: the zip data is corrupt (its size or checksum is not what its directory records)",
+    )
+
+
+def test_names_inside_a_zip_are_data_in_every_report(tmp_path: Path) -> None:
+    """A newline in a member's name forged a line of the report; ESC reached the terminal."""
+    forged = "a.csv\n  [file_empty] 1 time\x1b[2J"
+    path = tmp_path / "up.zip"
+    write_zip(path, [stored(forged, ROWS), stored("b.csv", ROWS)])
+    result = runner.invoke(app, ["validate", str(path), "--targets", TARGETS])
+    assert result.exit_code == 1
+    assert "\x1b" not in result.output
+    assert not any(line.lstrip().startswith("[file_empty]") for line in result.output.splitlines())
+    assert "the zip holds 2 files ('a.csv\\n  [file_empty] 1 time\\x1b[2J', 'b.csv')" in (
+        result.output
+    )
+    write_zip(path, [replace(stored(forged, ROWS), method=12)])
+    result = runner.invoke(app, ["validate", str(path), "--targets", TARGETS])
+    assert "up.zip: 'a.csv\\n  [file_empty] 1 time\\x1b[2J' in the zip is compressed" in (
+        result.output
+    )
+    assert "\x1b" not in result.output
+
+
+def test_the_help_names_every_kind_of_file_read() -> None:
+    for command in ("score", "validate"):
+        result = runner.invoke(app, [command, "--help"])
+        assert "Submission file: .csv, .csv.gz, .parquet or .zip." in result.output

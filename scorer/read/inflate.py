@@ -27,14 +27,14 @@ _MAGIC = b"\x1f\x8b"
 
 def inflate(path: Path, file: str, limits: Limits, out: Path) -> int:
     """Decompress every gzip member of `path` into the new file `out` and return its size.
-    `Rejected` as soon as the output passes a cap (`_check`), when its first bytes are not
+    `Rejected` as soon as the output passes a cap (`check_expansion`), when its first bytes are not
     CSV text (`sniff`), or for truncated or corrupt data."""
     with open_regular(path, file) as source, Output(out, "write the decompressed copy") as sink:
         head = bytearray()
         total = 0
         for piece, read in _pieces(source, file):
             total += len(piece)
-            _check(file, total, read, limits)
+            check_expansion(file, total, read, limits)
             if len(head) < HEAD:
                 head += piece[: HEAD - len(head)]
                 if len(head) == HEAD:
@@ -45,10 +45,11 @@ def inflate(path: Path, file: str, limits: Limits, out: Path) -> int:
     return total
 
 
-def _check(file: str, total: int, read: int, limits: Limits) -> None:
+def check_expansion(file: str, total: int, read: int, limits: Limits) -> None:
     """`Rejected` (file_too_large) once `total` bytes of output pass the decompressed cap,
     or, past the grace, are more than `max_expansion` times the `read` bytes they came from:
-    a bomb is refused after its first MiB of input, not after 100 times the whole file."""
+    a bomb is refused after its first MiB of input, not after 100 times the whole file. A
+    zip member is judged by it twice: from its directory entry, then as it expands."""
     if total > limits.max_decompressed_bytes:
         message = (
             f"{file}: the file expands to more than {limits.max_decompressed_bytes:,} bytes "
@@ -108,3 +109,29 @@ def _pieces(source: BinaryIO, file: str) -> Iterator[tuple[bytes, int]]:
                 file, Code.FILE_CORRUPT, f"{file}: the gzip data is truncated or corrupt ({exc})"
             )
         ) from None
+
+
+def deflated(source: BinaryIO, length: int) -> Iterator[tuple[bytes, int]]:
+    """The pieces of the raw deflate stream (a zip member's) in the next `length` bytes of
+    `source`, each at most `PIECE` bytes, with the bytes of input read so far; `zlib.error`
+    when the stream is corrupt, ends early or does not fill its `length`."""
+    inflater = zlib.decompressobj(wbits=-15)
+    read = 0
+    while read < length:
+        chunk = source.read(min(BLOCK, length - read))
+        if not chunk:
+            break
+        read += len(chunk)
+        while chunk:
+            piece = inflater.decompress(chunk, PIECE)
+            if piece:
+                yield piece, read
+            chunk = inflater.unconsumed_tail
+        if inflater.eof:
+            break
+    while not inflater.eof and (piece := inflater.decompress(b"", PIECE)):  # output held back
+        yield piece, read
+    if not inflater.eof:
+        raise zlib.error("the data ends in the middle of the compressed member")
+    if inflater.unused_data or read < length:
+        raise zlib.error("the compressed member ends before its recorded size")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import polars as pl
 
 from scorer.errors import Code, single
-from scorer.read.archive import extract
+from scorer.read.archive import expanded, extract
 from scorer.read.files import (
     HEAD,
     FileKind,
@@ -22,7 +22,7 @@ from scorer.read.files import (
     sniff,
 )
 from scorer.read.inflate import inflate
-from scorer.read.limits import Limits, Rejected
+from scorer.read.limits import DEFAULT_LIMITS, Limits, Rejected
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -114,11 +114,12 @@ def opened(path: Path, file: str, limits: Limits) -> Iterator[tuple[FileKind, Pa
         yield kind, inflated
 
 
-def footprint(path: Path) -> int:
+def footprint(path: Path, limits: Limits = DEFAULT_LIMITS) -> int:
     """A cheap estimate of the bytes a file's table holds once read, from facts that cost no
     reading: a CSV's size, a gzip file's expanded size (`expanded_size`), a Parquet file's
-    decoded size from its footer, a zip's member size from its directory; 0 when the file
-    cannot say (the readers then judge it)."""
+    decoded size from its footer, a zip's data member's size from its directory (held to it
+    as it is copied out); 0 when the file cannot say or is refused from it (the readers then
+    name the problem)."""
     kind = kind_of(path)
     try:
         if kind == "parquet":
@@ -127,24 +128,39 @@ def footprint(path: Path) -> int:
             meta = pq.read_metadata(path)
             return sum(int(meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups))
         if kind == "zip":
-            import zipfile
-
-            with zipfile.ZipFile(path) as archive:
-                return sum(entry.file_size for entry in archive.infolist()[:1000])
-        return expanded_size(path)
+            return expanded(path, limits)
+        return expanded_size(path, limits)
     except Exception:  # a broken file: its reader names the problem
         return 0
 
 
-def expanded_size(path: Path) -> int:
-    """A cheap estimate of a file's size once read: its size on disk, or for a gzip file the
-    size its trailer records (modulo 2**32, of its last member), whichever is larger."""
+def expanded_size(path: Path, limits: Limits = DEFAULT_LIMITS) -> int:
+    """A cheap estimate of a file's size once read: its size on disk; for a gzip file the
+    size its trailer records, when that can be the whole file's: a file of one gzip member
+    records its size (modulo 2**32) in its last 4 bytes, but a file of several records only
+    its last member's, and bgzip ends every file with an empty member. A trailer recording
+    fewer bytes than the file holds (`_plausible`) is taken for such a file, and its size is
+    then the most the reader lets it expand to (`inflate.check_expansion`): otherwise an empty
+    member appended to a file would change how it is read. (A last member as large as the
+    whole file still passes for the only one: no cheap fact tells; the reader's caps hold
+    whatever the estimate.)"""
     size = path.stat().st_size
     if kind_of(path) != "csv.gz" or size < 18:
         return size
     with path.open("rb") as handle:
         handle.seek(-4, 2)
-        return max(size, int.from_bytes(handle.read(4), "little"))
+        recorded = int.from_bytes(handle.read(4), "little")
+    if _plausible(recorded, size):
+        return max(size, recorded)
+    most = max(limits.expansion_grace_bytes, limits.max_expansion * size)
+    return min(most, limits.max_decompressed_bytes)
+
+
+def _plausible(recorded: int, size: int) -> bool:
+    """Whether a gzip trailer recording `recorded` bytes can be that of a file of `size`
+    bytes in one member: deflate never grows data by more than 5 bytes a stored block of up
+    to 65,535 bytes, plus the member's 18 bytes of header and trailer."""
+    return recorded + 18 + 5 * (recorded // 65_535 + 1) >= size
 
 
 def header_names(line: str) -> list[str]:
