@@ -70,7 +70,8 @@ def _main(
 
 
 Submission = Annotated[
-    Path, typer.Argument(metavar="SUBMISSION", help="Submission file: .csv, .csv.gz or .parquet.")
+    Path,
+    typer.Argument(metavar="SUBMISSION", help="Submission file: .csv, .csv.gz, .parquet or .zip."),
 ]
 
 
