@@ -249,6 +249,12 @@ def write(out: Path) -> list[Case]:
         file_corrupt=None,
     )
     add("plain_named.csv.gz", base, "plain CSV named .csv.gz", file_format=None)
+    add(
+        "bzip2.zip",
+        zipped("submission.csv", base, zipfile.ZIP_BZIP2),
+        "a zip whose file is compressed with bzip2",
+        unsupported_compression=None,
+    )
     add("gzip_named.csv", gz(base), "gzip data named .csv", file_format=None)
     records = [{"user_id": int(r[0]), "edition_id": int(r[1]), "rank": int(r[2])} for r in blind]
     add("json.csv", json.dumps(records[:40]).encode(), "a JSON array", file_format=None)
@@ -692,11 +698,13 @@ def add_wide(corpus: Corpus, rows: list[list[str]], scores: dict[str, float]) ->
     )
 
 
-def zipped(name: str, data: bytes) -> bytes:
-    """A ZIP archive holding one file, with a fixed timestamp."""
+def zipped(name: str, data: bytes, method: int | None = None) -> bytes:
+    """A ZIP archive holding one file, with a fixed timestamp: stored (a `ZipInfo` keeps its
+    own method, whatever the archive's), or compressed with `method`."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0)), data)
+        info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
+        archive.writestr(info, data, compress_type=method)
     return buffer.getvalue()
 
 
