@@ -97,17 +97,17 @@ class Directory:
         tail = min(size, _END.size + 0xFFFF)  # the end record, then at most a 64 KiB comment
         handle.seek(size - tail)
         data = handle.read(tail)
-        at = data.rfind(b"PK\x05\x06")
-        if at < 0 or len(data) - at < _END.size:
+        at = _end_record(data)
+        if at < 0:
             raise _corrupt(file, "not a readable zip archive (no end of central directory)")
         end = size - tail + at
         _, disk, first, _, count, length, offset, _ = _END.unpack_from(data, at)
         start = end - length  # where the directory is, whatever the offsets say
         locator = data[at - _LOCATOR.size : at] if at >= _LOCATOR.size else b""
         if locator.startswith(b"PK\x06\x07"):  # ZIP64: the counts are in its own record
-            handle.seek(end - _LOCATOR.size - _END64.size)
+            handle.seek(max(0, end - _LOCATOR.size - _END64.size))
             record = handle.read(_END64.size)
-            if not record.startswith(b"PK\x06\x06"):
+            if len(record) < _END64.size or not record.startswith(b"PK\x06\x06"):
                 raise _corrupt(file, "not a readable zip archive (a damaged ZIP64 record)")
             _, _, _, _, disk, first, _, count, length, offset = _END64.unpack(record)
             start = end - _LOCATOR.size - _END64.size - length
@@ -128,6 +128,21 @@ class Directory:
         self.start = start
         handle.seek(start)
         self.entries = _parse(handle.read(length), file)
+
+
+def _end_record(data: bytes) -> int:
+    """Where the end record is in the last bytes of a file: the last signature whose comment
+    ends the file (a comment may hold the signature too), else the last one with room for a
+    record; -1 when there is none."""
+    found = -1
+    at = len(data)
+    while (at := data.rfind(b"PK\x05\x06", 0, at)) >= 0:
+        if len(data) - at < _END.size:
+            continue
+        if at + _END.size + _END.unpack_from(data, at)[-1] == len(data):
+            return at
+        found = max(found, at)
+    return found
 
 
 def _check_count(file: str, count: int) -> None:
