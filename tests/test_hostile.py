@@ -62,7 +62,7 @@ from scorer.leaderboard.manifest import ManifestError, read_log
 from scorer.leaderboard.results import BatchResult, Outcome
 from scorer.leaderboard.schema import Status
 from scorer.leaderboard.store import Store
-from scorer.read import Limits, Rejected, files, footprint, read_table
+from scorer.read import Limits, Rejected, archive, files, footprint, read_table
 from scorer.read import inflate as inflate_module
 from scorer.read.limits import WHOLE_ROWS_FLOOR
 
@@ -791,3 +791,20 @@ def test_the_help_names_every_kind_of_file_read() -> None:
     for command in ("score", "validate"):
         result = runner.invoke(app, [command, "--help"])
         assert "Submission file: .csv, .csv.gz, .parquet or .zip." in result.output
+
+
+@pytest.mark.parametrize("block", [1, 7, 64])
+@pytest.mark.parametrize("piece", [1, 5, 4096])
+def test_a_deflate_member_expands_whole_whatever_the_chunk_sizes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int, piece: int
+) -> None:
+    """zlib may keep output back when a piece is full, and the stream may end inside a block
+    of input: none of it is lost, and a member is copied out byte for byte."""
+    monkeypatch.setattr(inflate_module, "BLOCK", block)
+    monkeypatch.setattr(inflate_module, "PIECE", piece)
+    path = tmp_path / "up.zip"
+    write_zip(path, [deflated("s.csv", ROWS)])
+    folder = tmp_path / "out"
+    folder.mkdir()
+    kind, copy = archive.extract(path, "up.zip", Limits(), folder)
+    assert (kind, copy.read_bytes()) == ("csv", ROWS)
