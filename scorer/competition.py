@@ -23,6 +23,15 @@ from scorer.errors import UsageError
 #: The largest k: a user's ranks ride in 7 bits of a packed key (`scorer.keys`).
 MAX_K = 100
 
+#: What the scorer calls the user, item and rank columns of a frame, whatever a competition's
+#: files call them (`Columns`): the read layer renames a file's own columns to these once its
+#: cells are judged, and only those (never a column a reader made itself, which may share a
+#: file column's name), and every output names them as the competition's files do again.
+USER, ITEM, RANK = "user_id", "edition_id", "rank"
+
+#: The column every reader numbers a file's rows in (`scorer.read`): no file column's name.
+LINE = "line"
+
 
 class Metric(StrEnum):
     """The per-user metrics; the competition's `metric` ranks the leaderboard, the others are
@@ -256,9 +265,15 @@ def _check(spec: Competition) -> None:
                 f"column name {name!r}; expected a name with no comma, quote or line break "
                 "and no spaces around it"
             )
-    if len(set(names)) != len(names) or columns.list in (columns.user, *spec.splits.columns):
+    # The list column names the wide layout: a header naming the item or rank column is long.
+    clash = (columns.user, columns.item, columns.rank, *spec.splits.columns)
+    if len(set(names)) != len(names) or columns.list in clash:
         raise UsageError(
             "column names must differ: " + ", ".join(repr(n) for n in [*names, columns.list])
+        )
+    if LINE in [*names, columns.list]:
+        raise UsageError(
+            f"column name {LINE!r} is the scorer's own (the line of a row); expected another name"
         )
     values = [spec.splits.public, spec.splits.private, spec.splits.ignored]
     if len({v.lower() for v in values}) != 3:
