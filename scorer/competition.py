@@ -110,10 +110,17 @@ class Splits:
 
 @dataclass(frozen=True)
 class Words:
-    """How messages name a user and an item ('user 1007 has 19 rows', 'edition 5 repeats')."""
+    """How messages name a user and an item ('user 1007 has 19 rows', 'edition 5 repeats'),
+    and what a solution lists of a user ('lost pairs'; left empty, the items: 'lost items')."""
 
     user: str = "user"
     item: str = "item"
+    pairs: str = ""
+
+    @property
+    def listed(self) -> str:
+        """What a solution lists of a user, as messages say it: `pairs`, else the items."""
+        return self.pairs or f"{self.item}s"
 
 
 @dataclass(frozen=True)
@@ -127,7 +134,7 @@ class Competition:
     relevance: Relevance = Relevance.GRADED
     columns: Columns = field(default_factory=Columns)
     splits: Splits = field(default_factory=Splits)
-    words: Words = field(default_factory=lambda: Words(item="edition"))
+    words: Words = field(default_factory=lambda: Words(item="edition", pairs="pairs"))
 
     def __post_init__(self) -> None:
         _check(self)
@@ -214,6 +221,8 @@ class Competition:
                             f"{where}: splits.columns = {value!r}; expected a list of names"
                         )
                     parts[name] = tuple(value)
+                elif key == "words" and name == "pairs" and value == "":
+                    parts[name] = value  # as `to_dict` writes the default: the items
                 else:
                     parts[name] = _value(value, str, f"{key}.{name}", where)
             values[key] = table(**parts)
@@ -274,6 +283,12 @@ def _check(spec: Competition) -> None:
     if LINE in [*names, columns.list]:
         raise UsageError(
             f"column name {LINE!r} is the scorer's own (the line of a row); expected another name"
+        )
+    # The per-user table names its user as the files do, beside the scorer's own columns.
+    if columns.user in ("stage", "n_relevant", "hits", *Metric):
+        raise UsageError(
+            f"column name {columns.user!r} is the scorer's own (a column of the per-user "
+            "scores); expected another name for the user column"
         )
     values = [spec.splits.public, spec.splits.private, spec.splits.ignored]
     if len({v.lower() for v in values}) != 3:

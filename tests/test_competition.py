@@ -86,6 +86,7 @@ def test_a_spec_is_read_from_toml() -> None:
         # a header naming the rank (or item) column is of the long layout: never wide
         ("[columns]\nlist = 'rank'\n", "column names must differ"),
         ("[columns]\nuser = 'line'\n", "column name 'line' is the scorer's own"),
+        ("[columns]\nuser = 'ndcg'\n", "column name 'ndcg' is the scorer's own"),
         ("[columns]\nitem = 'a,b'\n", "column name 'a,b'"),
         ("[splits]\ncolumns = []\n", "splits.columns = []; expected a list of names"),
         ("k = \n", "not valid TOML"),
@@ -245,7 +246,7 @@ def test_any_competition_scores_as_the_reference(
     competition, solution, submission = drawn
     expected = ref.score_rules(submission, solution, rules_of(competition))
     result = scorer.score(pl.DataFrame(submission), pl.DataFrame(solution), competition=competition)
-    got = {row["user_id"]: row for row in result.per_user.iter_rows(named=True)}
+    got = {row["cid"]: row for row in result.per_user.iter_rows(named=True)}
     assert set(got) == set(expected.users)
     for user, want in expected.users.items():
         for metric in ref.METRICS:
@@ -359,3 +360,20 @@ def test_a_rank_column_named_like_a_column_of_the_scorer_scores_the_long_layout(
     kept = scorer.score(long.rename({name: "rank"}), solution, competition=HM_SPEC)
     assert moved.to_dict() == kept.to_dict()
     assert moved.splits == kept.splits
+
+
+def test_the_per_user_scores_name_the_user_as_the_competitions_files_do(tmp_path: Path) -> None:
+    """An H&M organiser joins the per-user file to their customers on `customer_id`; the
+    other columns are the scorer's own, as in lost items."""
+    out = tmp_path / "per_user.csv"
+    args = [*SCORE_HM, "--competition", str(HM / "competition.toml"), "--per-user", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    header = out.read_text().splitlines()[0].split(",")
+    metrics = ["map", "ndcg", "recall", "precision", "hit_rate", "mrr"]
+    assert sorted(header) == sorted(["customer_id", "stage", "n_relevant", "hits", *metrics])
+    frame = scorer.score(HM / "sample_submission.csv", HM / "solution.csv", competition=HM_SPEC)
+    assert frame.per_user.columns[0] == "customer_id"
+    assert frame.per_user.height == 300
+    lost = scorer.score(ROOT / "data/sample_submission.csv", ROOT / "data/solution.csv")
+    assert lost.per_user.columns[0] == "user_id"  # lost items' own column

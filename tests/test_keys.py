@@ -9,12 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorer.competition import LOST_ITEMS
-from scorer.keys import EDITION_BITS, keyed, packable, ranked, repeats
+from scorer.keys import ITEM_BITS, keyed, packable, ranked, repeats
 
 RANK_BITS = LOST_ITEMS.rank_bits
 
 #: The largest user_id whose rank still fits in the key's low bits, and the next one.
-ROOM = (1 << (63 - EDITION_BITS - RANK_BITS)) - 1
+ROOM = (1 << (63 - ITEM_BITS - RANK_BITS)) - 1
 
 
 def frames(users: st.SearchStrategy[int]) -> st.SearchStrategy[pl.DataFrame]:
@@ -32,7 +32,7 @@ def plain(frame: pl.DataFrame) -> list[tuple[int, int, int]]:
 def unpacked(rows: pl.DataFrame) -> list[tuple[int, int, int]]:
     pair = rows.get_column("pair")
     if pair.dtype == pl.Int64:
-        editions = (pair % (1 << EDITION_BITS)).to_list()
+        editions = (pair % (1 << ITEM_BITS)).to_list()
     else:
         editions = pair.struct.field("edition_id").to_list()
     return sorted(zip(rows["user_id"].to_list(), editions, rows["rank"].to_list(), strict=True))
@@ -120,7 +120,7 @@ def test_a_file_in_blocks_is_keyed_as_the_general_path_keys_it(
     users = frame.get_column("user_id").to_list()
     runs = [len(list(run)) for _, run in groupby(users)]
     in_blocks = all(n == k for n in runs) and len(set(users)) == len(runs)
-    packed = max(users) < 1 << (63 - EDITION_BITS - competition.rank_bits)
+    packed = max(users) < 1 << (63 - ITEM_BITS - competition.rank_bits)
     assert (fast is not None) == (valid and in_blocks and packed)
     if fast is not None:
         assert fast.equals(general)

@@ -9,7 +9,7 @@ from scorer.competition import LOST_ITEMS, Competition, Rows
 from scorer.contract.files import Role, duplicates, reading, spec_of
 from scorer.contract.solution import Solution
 from scorer.errors import Code, Issue, Problem, Report, SubmissionError, problem
-from scorer.keys import EDITION_BITS, packable, ranked, repeats
+from scorer.keys import ITEM_BITS, packable, ranked, repeats
 from scorer.read import DEFAULT_LIMITS, ITEM, RANK, USER, Limits, Table, TableLike, read_table
 
 
@@ -68,16 +68,16 @@ def _in_blocks(
     if competition.rows is not Rows.EXACTLY or n == 0 or listed.height != n * k:
         return None
     bits = competition.rank_bits
-    if listed.select(pl.col(USER).max()).item() >= 1 << (63 - EDITION_BITS - bits):
+    if listed.select(pl.col(USER).max()).item() >= 1 << (63 - ITEM_BITS - bits):
         return None
     low = (1 << bits) - 1
-    key = (pl.col(USER) * (1 << EDITION_BITS) + pl.col(ITEM)) * (1 << bits) + (pl.col(RANK) - 1)
+    key = (pl.col(USER) * (1 << ITEM_BITS) + pl.col(ITEM)) * (1 << bits) + (pl.col(RANK) - 1)
     # One copy of the keys (a read column is in chunks: its numpy view is a copy anyway),
     # each row sorted in place: a row holds one user when its first and last keys do.
     keys = listed.select(key).to_series().to_numpy(writable=True).reshape(n, k)
     keys.sort(axis=1)
-    users = keys[:, 0] >> (EDITION_BITS + bits)
-    if not np.array_equal(users, keys[:, -1] >> (EDITION_BITS + bits)):
+    users = keys[:, 0] >> (ITEM_BITS + bits)
+    if not np.array_equal(users, keys[:, -1] >> (ITEM_BITS + bits)):
         return None  # a user's rows are not together
     if not (users[1:] > users[:-1]).all():
         order = np.argsort(users)
