@@ -36,7 +36,9 @@ CODE: Mapping[Kind, Code] = {
 }
 
 #: What the rest of the scorer calls the user, item and rank columns: the spec's names.
-from scorer.competition import ITEM, RANK, USER  # noqa: E402, F401  (re-exported)
+from scorer.competition import ITEM as ITEM  # noqa: E402
+from scorer.competition import RANK as RANK  # noqa: E402
+from scorer.competition import USER as USER  # noqa: E402
 
 
 @dataclass(frozen=True)
