@@ -154,6 +154,27 @@ def test_validate_and_the_api_take_a_prepared_solution(tmp_path: Path) -> None:
     assert api.validate(DATA / "sample_submission.csv", solution=ready) == 20_000
 
 
+def test_a_prepared_file_names_the_user_and_item_as_the_competitions_files_do(
+    tmp_path: Path,
+) -> None:
+    hm_folder = Path(__file__).resolve().parent.parent / "data" / "hm"
+    hm = Competition.load(hm_folder / "competition.toml")
+    info = prepare(hm_folder / "solution.csv", tmp_path / "hm.prepared", competition=hm)
+    with zipfile.ZipFile(info.path) as archive:
+        record = json.loads(archive.read("prepared.json"))
+        users = pl.read_parquet(io.BytesIO(archive.read("users.parquet")))
+        pairs = pl.read_parquet(io.BytesIO(archive.read("pairs.parquet")))
+    names = {
+        name: [c["name"] for c in frame["columns"]] for name, frame in record["frames"].items()
+    }
+    assert names == {
+        "users": ["customer_id", "stage", "n_relevant"],
+        "pairs": ["customer_id", "article_id", "grade"],
+    }
+    assert (users.columns, pairs.columns) == (names["users"], names["pairs"])
+    same_solution(load(info.path, hm), read_solution(hm_folder / "solution.csv", competition=hm))
+
+
 def test_a_prepared_file_is_known_by_its_name_or_by_its_members(tmp_path: Path) -> None:
     source = tmp_path / "solution.csv"
     shutil.copy(DATA / "solution.csv", source)
