@@ -29,12 +29,17 @@ def pair_key(packed: bool) -> pl.Expr:
 
 
 def keyed(
-    frame: pl.DataFrame, *columns: str | pl.Expr, packed: bool, users: bool = True
+    frame: pl.DataFrame,
+    *columns: str | pl.Expr,
+    packed: bool,
+    users: bool = True,
+    grouped: bool | None = None,
 ) -> pl.DataFrame:
     """`pair`, `columns` and (with `users`) the user of the frame's rows, sorted by pair, and
-    so by user_id too (both flagged sorted): a repeated pair sits next to its twin, a join of
+    so by user too (both flagged sorted): a repeated pair sits next to its twin, a join of
     two keyed frames merges instead of hashing, and a group-by on the user takes the sorted
-    path, whatever the order of the file. Rows already in pair order are not sorted again."""
+    path, whatever the order of the file. Rows already in pair order are not sorted again.
+    `grouped`: whether the rows come in user order, when the caller has looked already."""
     keys = frame.select(pair_key(packed), *columns)
     pair = keys.get_column("pair")
     if pair.is_sorted():  # one pass, cheap next to a sort
@@ -42,7 +47,9 @@ def keyed(
     elif columns:
         keys = keys.sort("pair")
     else:  # the key alone sorts in place, without gathering rows
-        keys = _sorted(pair, frame.get_column(USER).is_sorted()).to_frame()
+        if grouped is None:
+            grouped = frame.get_column(USER).is_sorted()
+        keys = _sorted(pair, grouped).to_frame()
     if not users:
         return keys
     # the user from the sorted key: cheaper than sorting it along

@@ -7,6 +7,7 @@ from itertools import groupby
 import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import user_ids
 
 from scorer.competition import LOST_ITEMS
 from scorer.keys import ITEM_BITS, keyed, packable, ranked, repeats
@@ -73,7 +74,7 @@ def laid_out_in_blocks(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.Series, int]:
     targets; then, maybe, one flaw: a rank or an edition repeated, a user's rows apart, a
     user on two blocks, a user missing or not a target, or an id past the packed range."""
     k = draw(st.sampled_from([1, 2, 3, 5]))
-    users = draw(st.lists(st.integers(0, 60), min_size=1, max_size=8, unique=True))
+    users = draw(user_ids(0, 60, max_size=8))
     rows = []
     for user in users:
         editions = draw(st.lists(st.integers(0, 9), min_size=k, max_size=k, unique=True))
