@@ -56,13 +56,27 @@ def keyed(
     return keys.with_columns(user_of(packed).alias(USER).set_sorted())
 
 
-def ranked(frame: pl.DataFrame, packed: bool, rank_bits: int) -> pl.DataFrame:
+def largest_user(frame: pl.DataFrame) -> int:
+    """The largest user id of a frame's rows (0 for none): whether keys have room for more."""
+    return int(frame.select(pl.col(USER).max()).item() or 0)
+
+
+def rank_rides(top: int, rank_bits: int) -> bool:
+    """Whether ranks of `rank_bits` ride below packed pairs whose largest user is `top`."""
+    return top < 1 << (63 - ITEM_BITS - rank_bits)
+
+
+def ranked(
+    frame: pl.DataFrame, packed: bool, rank_bits: int, top: int | None = None
+) -> pl.DataFrame:
     """`keyed` rows of a submission with their rank (an Int8: ranks are at most 100). When
     user ids leave `rank_bits` free below a packed pair (below 2**26 for k = 20, 2**24 for
     k = 100), the rank rides in the low bits of one Int64 key, so one column is sorted and
-    the others are read back from it; otherwise rows are sorted with their rank."""
-    top = frame.select(pl.col(USER).max()).item() or 0
-    if not packed or top >= 1 << (63 - ITEM_BITS - rank_bits):
+    the others are read back from it; otherwise rows are sorted with their rank. `top`:
+    the frame's `largest_user`, when the caller knows it already."""
+    if packed and top is None:
+        top = largest_user(frame)
+    if not packed or not rank_rides(top or 0, rank_bits):
         return keyed(frame, pl.col(RANK).cast(pl.Int8), packed=packed)
     key = (pair_key(True) * (1 << rank_bits) + (pl.col(RANK) - 1)).alias("key")
     shift = 1 << rank_bits

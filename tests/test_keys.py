@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from strategies import user_ids
 
 from scorer.competition import LOST_ITEMS
-from scorer.keys import ITEM_BITS, keyed, packable, ranked, repeats
+from scorer.keys import ITEM_BITS, keyed, largest_user, packable, ranked, repeats
 
 RANK_BITS = LOST_ITEMS.rank_bits
 
@@ -117,7 +117,7 @@ def test_a_file_in_blocks_is_keyed_as_the_general_path_keys_it(
     competition = replace(LOST_ITEMS, k=k)
     general = ranked(frame, True, competition.rank_bits)
     valid = _passes_screen(general, targets, competition)
-    fast = _in_blocks(frame, targets, competition)
+    fast = _in_blocks(frame, targets, competition, largest_user(frame))
     users = frame.get_column("user_id").to_list()
     runs = [len(list(run)) for _, run in groupby(users)]
     in_blocks = all(n == k for n in runs) and len(set(users)) == len(runs)
