@@ -284,6 +284,13 @@ def _check(spec: Competition) -> None:
         raise UsageError(
             f"column name {LINE!r} is the scorer's own (the line of a row); expected another name"
         )
+    # A split column keeps its name inside the scorer, beside the scorer's own columns (and
+    # the wide reader's place in a list, 'position').
+    for name in spec.splits.columns:
+        if name in (USER, ITEM, RANK, "position"):
+            raise UsageError(
+                f"column name {name!r} is the scorer's own; expected another split column name"
+            )
     # The per-user table names its user as the files do, beside the scorer's own columns.
     if columns.user in ("stage", "n_relevant", "hits", *Metric):
         raise UsageError(

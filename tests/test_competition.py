@@ -87,6 +87,10 @@ def test_a_spec_is_read_from_toml() -> None:
         ("[columns]\nlist = 'rank'\n", "column names must differ"),
         ("[columns]\nuser = 'line'\n", "column name 'line' is the scorer's own"),
         ("[columns]\nuser = 'ndcg'\n", "column name 'ndcg' is the scorer's own"),
+        (
+            "[columns]\nuser = 'cid'\n[splits]\ncolumns = ['user_id']\n",
+            "column name 'user_id' is the scorer's own",
+        ),
         ("[columns]\nitem = 'a,b'\n", "column name 'a,b'"),
         ("[splits]\ncolumns = []\n", "splits.columns = []; expected a list of names"),
         ("k = \n", "not valid TOML"),
