@@ -213,7 +213,7 @@ def _score_table(result: ScoreResult) -> str:
 def validate(
     submission: Submission,
     targets: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="The target users (one column, user_id).")
+        Path | None, typer.Option(metavar="FILE", help="The target users (one user column).")
     ] = None,
     solution: Annotated[
         Path | None,

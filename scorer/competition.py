@@ -23,6 +23,15 @@ from scorer.errors import UsageError
 #: The largest k: a user's ranks ride in 7 bits of a packed key (`scorer.keys`).
 MAX_K = 100
 
+#: What the scorer calls the user, item and rank columns of a frame, whatever a competition's
+#: files call them (`Columns`): the read layer renames a file's own columns to these once its
+#: cells are judged, and only those (never a column a reader made itself, which may share a
+#: file column's name), and every output names them as the competition's files do again.
+USER, ITEM, RANK = "user_id", "edition_id", "rank"
+
+#: The column every reader numbers a file's rows in (`scorer.read`): no file column's name.
+LINE = "line"
+
 
 class Metric(StrEnum):
     """The per-user metrics; the competition's `metric` ranks the leaderboard, the others are
@@ -101,10 +110,17 @@ class Splits:
 
 @dataclass(frozen=True)
 class Words:
-    """How messages name a user and an item ('user 1007 has 19 rows', 'edition 5 repeats')."""
+    """How messages name a user and an item ('user 1007 has 19 rows', 'edition 5 repeats'),
+    and what a solution lists of a user ('lost pairs'; left empty, the items: 'lost items')."""
 
     user: str = "user"
     item: str = "item"
+    pairs: str = ""
+
+    @property
+    def listed(self) -> str:
+        """What a solution lists of a user, as messages say it: `pairs`, else the items."""
+        return self.pairs or f"{self.item}s"
 
 
 @dataclass(frozen=True)
@@ -118,7 +134,7 @@ class Competition:
     relevance: Relevance = Relevance.GRADED
     columns: Columns = field(default_factory=Columns)
     splits: Splits = field(default_factory=Splits)
-    words: Words = field(default_factory=lambda: Words(item="edition"))
+    words: Words = field(default_factory=lambda: Words(item="edition", pairs="pairs"))
 
     def __post_init__(self) -> None:
         _check(self)
@@ -205,6 +221,8 @@ class Competition:
                             f"{where}: splits.columns = {value!r}; expected a list of names"
                         )
                     parts[name] = tuple(value)
+                elif key == "words" and name == "pairs" and value == "":
+                    parts[name] = value  # as `to_dict` writes the default: the items
                 else:
                     parts[name] = _value(value, str, f"{key}.{name}", where)
             values[key] = table(**parts)
@@ -256,9 +274,28 @@ def _check(spec: Competition) -> None:
                 f"column name {name!r}; expected a name with no comma, quote or line break "
                 "and no spaces around it"
             )
-    if len(set(names)) != len(names) or columns.list in (columns.user, *spec.splits.columns):
+    # The list column names the wide layout: a header naming the item or rank column is long.
+    clash = (columns.user, columns.item, columns.rank, *spec.splits.columns)
+    if len(set(names)) != len(names) or columns.list in clash:
         raise UsageError(
             "column names must differ: " + ", ".join(repr(n) for n in [*names, columns.list])
+        )
+    if LINE in [*names, columns.list]:
+        raise UsageError(
+            f"column name {LINE!r} is the scorer's own (the line of a row); expected another name"
+        )
+    # A split column keeps its name inside the scorer, beside the scorer's own columns (and
+    # the wide reader's place in a list, 'position').
+    for name in spec.splits.columns:
+        if name in (USER, ITEM, RANK, "position"):
+            raise UsageError(
+                f"column name {name!r} is the scorer's own; expected another split column name"
+            )
+    # The per-user table names its user as the files do, beside the scorer's own columns.
+    if columns.user in ("stage", "n_relevant", "hits", *Metric):
+        raise UsageError(
+            f"column name {columns.user!r} is the scorer's own (a column of the per-user "
+            "scores); expected another name for the user column"
         )
     values = [spec.splits.public, spec.splits.private, spec.splits.ignored]
     if len({v.lower() for v in values}) != 3:

@@ -1,38 +1,45 @@
-"""One key per (user_id, edition_id) pair, so joins and uniqueness look at one column."""
+"""One key per (user, item) pair, so joins and uniqueness look at one column."""
 
 from __future__ import annotations
 
 import polars as pl
 
-#: Bits for edition_id in a packed key: packing is exact while ids fit (checked by `packable`).
-EDITION_BITS = 32
+from scorer.competition import ITEM, RANK, USER
+
+#: Bits for the item id in a packed key: packing is exact while ids fit (checked by `packable`).
+ITEM_BITS = 32
 
 
 def packable(*frames: pl.DataFrame) -> bool:
-    """Whether every user_id is below 2**31 and every edition_id below 2**32 in these frames,
+    """Whether every user id is below 2**31 and every item id below 2**32 in these frames,
     so `pair_key` is a one-to-one Int64 (ids are known to be non-negative here)."""
     for frame in frames:
-        top = frame.select(pl.col("user_id").max(), pl.col("edition_id").max()).row(0)
-        if (top[0] or 0) >= 1 << (63 - EDITION_BITS) or (top[1] or 0) >= 1 << EDITION_BITS:
+        top = frame.select(pl.col(USER).max(), pl.col(ITEM).max()).row(0)
+        if (top[0] or 0) >= 1 << (63 - ITEM_BITS) or (top[1] or 0) >= 1 << ITEM_BITS:
             return False
     return True
 
 
 def pair_key(packed: bool) -> pl.Expr:
     """The pair as one Int64 when `packed`, else as a struct of both ids (slower, any ids).
-    Either sorts by user_id first, then edition_id."""
+    Either sorts by user first, then item."""
     if packed:
-        return (pl.col("user_id") * (1 << EDITION_BITS) + pl.col("edition_id")).alias("pair")
-    return pl.struct("user_id", "edition_id").alias("pair")
+        return (pl.col(USER) * (1 << ITEM_BITS) + pl.col(ITEM)).alias("pair")
+    return pl.struct(USER, ITEM).alias("pair")
 
 
 def keyed(
-    frame: pl.DataFrame, *columns: str | pl.Expr, packed: bool, users: bool = True
+    frame: pl.DataFrame,
+    *columns: str | pl.Expr,
+    packed: bool,
+    users: bool = True,
+    grouped: bool | None = None,
 ) -> pl.DataFrame:
-    """`pair`, `columns` and (with `users`) user_id of the frame's rows, sorted by pair, and
-    so by user_id too (both flagged sorted): a repeated pair sits next to its twin, a join of
-    two keyed frames merges instead of hashing, and a group-by on user_id takes the sorted
-    path, whatever the order of the file. Rows already in pair order are not sorted again."""
+    """`pair`, `columns` and (with `users`) the user of the frame's rows, sorted by pair, and
+    so by user too (both flagged sorted): a repeated pair sits next to its twin, a join of
+    two keyed frames merges instead of hashing, and a group-by on the user takes the sorted
+    path, whatever the order of the file. Rows already in pair order are not sorted again.
+    `grouped`: whether the rows come in user order, when the caller has looked already."""
     keys = frame.select(pair_key(packed), *columns)
     pair = keys.get_column("pair")
     if pair.is_sorted():  # one pass, cheap next to a sort
@@ -40,31 +47,47 @@ def keyed(
     elif columns:
         keys = keys.sort("pair")
     else:  # the key alone sorts in place, without gathering rows
-        keys = _sorted(pair, frame.get_column("user_id").is_sorted()).to_frame()
+        if grouped is None:
+            grouped = frame.get_column(USER).is_sorted()
+        keys = _sorted(pair, grouped).to_frame()
     if not users:
         return keys
-    # user_id from the sorted key: cheaper than sorting it along
-    return keys.with_columns(user_of(packed).alias("user_id").set_sorted())
+    # the user from the sorted key: cheaper than sorting it along
+    return keys.with_columns(user_of(packed).alias(USER).set_sorted())
 
 
-def ranked(frame: pl.DataFrame, packed: bool, rank_bits: int) -> pl.DataFrame:
+def largest_user(frame: pl.DataFrame) -> int:
+    """The largest user id of a frame's rows (0 for none): whether keys have room for more."""
+    return int(frame.select(pl.col(USER).max()).item() or 0)
+
+
+def rank_rides(top: int, rank_bits: int) -> bool:
+    """Whether ranks of `rank_bits` ride below packed pairs whose largest user is `top`."""
+    return top < 1 << (63 - ITEM_BITS - rank_bits)
+
+
+def ranked(
+    frame: pl.DataFrame, packed: bool, rank_bits: int, top: int | None = None
+) -> pl.DataFrame:
     """`keyed` rows of a submission with their rank (an Int8: ranks are at most 100). When
     user ids leave `rank_bits` free below a packed pair (below 2**26 for k = 20, 2**24 for
     k = 100), the rank rides in the low bits of one Int64 key, so one column is sorted and
-    the others are read back from it; otherwise rows are sorted with their rank."""
-    top = frame.select(pl.col("user_id").max()).item() or 0
-    if not packed or top >= 1 << (63 - EDITION_BITS - rank_bits):
-        return keyed(frame, pl.col("rank").cast(pl.Int8), packed=packed)
-    key = (pair_key(True) * (1 << rank_bits) + (pl.col("rank") - 1)).alias("key")
+    the others are read back from it; otherwise rows are sorted with their rank. `top`:
+    the frame's `largest_user`, when the caller knows it already."""
+    if packed and top is None:
+        top = largest_user(frame)
+    if not packed or not rank_rides(top or 0, rank_bits):
+        return keyed(frame, pl.col(RANK).cast(pl.Int8), packed=packed)
+    key = (pair_key(True) * (1 << rank_bits) + (pl.col(RANK) - 1)).alias("key")
     shift = 1 << rank_bits
-    grouped = frame.get_column("user_id").is_sorted()
+    grouped = frame.get_column(USER).is_sorted()
     return (
         _sorted(frame.select(key).get_column("key"), grouped)
         .to_frame()
         .select(
             (pl.col("key") // shift).set_sorted().alias("pair"),
-            (pl.col("key") % shift + 1).cast(pl.Int8).alias("rank"),
-            (pl.col("key") // (shift << EDITION_BITS)).set_sorted().alias("user_id"),
+            (pl.col("key") % shift + 1).cast(pl.Int8).alias(RANK),
+            (pl.col("key") // (shift << ITEM_BITS)).set_sorted().alias(USER),
         )
     )
 
@@ -82,17 +105,17 @@ def _sorted(keys: pl.Series, grouped: bool) -> pl.Series:
 
 
 def user_of(packed: bool) -> pl.Expr:
-    """user_id back from a `pair_key`."""
+    """The user back from a `pair_key`."""
     if packed:
-        return pl.col("pair") // (1 << EDITION_BITS)
-    return pl.col("pair").struct.field("user_id")
+        return pl.col("pair") // (1 << ITEM_BITS)
+    return pl.col("pair").struct.field(USER)
 
 
-def edition_of(packed: bool) -> pl.Expr:
-    """edition_id back from a `pair_key`."""
+def item_of(packed: bool) -> pl.Expr:
+    """The item back from a `pair_key`."""
     if packed:
-        return pl.col("pair") % (1 << EDITION_BITS)
-    return pl.col("pair").struct.field("edition_id")
+        return pl.col("pair") % (1 << ITEM_BITS)
+    return pl.col("pair").struct.field(ITEM)
 
 
 def repeats(frame: pl.DataFrame) -> bool:

@@ -4,8 +4,9 @@ refused when its source or the competition's rules have changed since.
 A prepared file is a ZIP archive (stored, not compressed: the members are compressed Parquet
 already) holding `prepared.json`, which records what it was made from and for, and the
 `Solution`'s two frames, `users.parquet` (file order) and `pairs.parquet` (sorted by
-(user_id, edition_id)). Loading one reads the frames back as they were, without sorting or
-checking them again beyond their counts and types (task.md, "Scoring many submissions").
+(user, item)), their user and item named as the competition's files name them. Loading one
+reads the frames back as they were, without sorting or checking them again beyond their
+counts and types (task.md, "Scoring many submissions").
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any, Final
 import polars as pl
 
 from scorer import version
-from scorer.competition import LOST_ITEMS, Competition
+from scorer.competition import ITEM, LOST_ITEMS, USER, Competition
 from scorer.contract import Role, Solution, read_solution, reading
 from scorer.errors import Code, FileSystemError, HostError, ScorerError, UsageError, single
 from scorer.read import (
@@ -150,7 +151,11 @@ def prepare(
     after = os.stat(source)
     if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
         raise UsageError(f"{source}: the solution changed while it was prepared; run again")
-    frames = {"users": solution.users, "pairs": solution.pairs}
+    names = {USER: competition.columns.user, ITEM: competition.columns.item}
+    frames = {
+        "users": solution.users.rename(names, strict=False),
+        "pairs": solution.pairs.rename(names, strict=False),
+    }
     record = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -248,6 +253,9 @@ def load(path: Path, competition: Competition = LOST_ITEMS) -> Solution:
         raise _broken(
             file, Code.FILE_CORRUPT, f"{file}: not a readable ZIP archive ({exc})"
         ) from None
+    # Stored as the competition's files name the user and item; the scorer's names inside.
+    names = {competition.columns.user: USER, competition.columns.item: ITEM}
+    frames = {name: frame.rename(names, strict=False) for name, frame in frames.items()}
     return Solution(
         users=frames["users"],
         pairs=frames["pairs"],

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scorer.competition import LOST_ITEMS, Competition, Metric, Split, Stage
+from scorer.competition import LOST_ITEMS, RANK, USER, Competition, Metric, Split, Stage
 from scorer.contract import Solution
 from scorer.errors import UsageError
 from scorer.metrics import discounts
@@ -71,7 +71,7 @@ class SplitScore:
 class ScoreResult:
     """Scores of one submission: `overall`, `public` and `private` are the competition's
     metric (None where the solution has no such split); `splits` has every metric;
-    `per_user` one row a scored user."""
+    `per_user` one row a scored user, the user in the competition's user column."""
 
     splits: Mapping[Split, SplitScore | None]
     per_user: pl.DataFrame
@@ -80,6 +80,13 @@ class ScoreResult:
     competition: Competition = LOST_ITEMS
     #: How many parts the files were scored in (1: whole).
     parts: int = 1
+
+    def __post_init__(self) -> None:
+        # The per-user table leaves the scorer as the competition's files name the user
+        # (`user_id` in lost items, `customer_id` in data/hm): it is written as a file.
+        name = self.competition.columns.user
+        if USER in self.per_user.columns and name != USER:
+            object.__setattr__(self, "per_user", self.per_user.rename({USER: name}))
 
     @property
     def overall(self) -> float:
@@ -125,9 +132,7 @@ def per_user(ranked: pl.DataFrame, solution: Solution, no_lost: NoLost) -> pl.Da
     packed = ranked.schema["pair"] == pl.Int64
     # Both sides sorted by pair: a merge join; its rows stay sorted by pair, so by user.
     # Eager steps: polars' lazy engine took twice as long over the same steps here.
-    matched = ranked.join(solution.lost(packed), on="pair").with_columns(
-        pl.col("user_id").set_sorted()
-    )
+    matched = ranked.join(solution.lost(packed), on="pair").with_columns(pl.col(USER).set_sorted())
     if solution.graded or k > MASK_MAX_K:
         hits = _ordered_hits(matched, k)
     else:
@@ -141,10 +146,10 @@ def per_user(ranked: pl.DataFrame, solution: Solution, no_lost: NoLost) -> pl.Da
     relevant = pl.col("n_relevant")
     n_hits = pl.col("hits").fill_null(0)
     return (
-        users.join(hits, on="user_id", how="left")
-        .join(_idcg(solution), on="user_id", how="left")
+        users.join(hits, on=USER, how="left")
+        .join(_idcg(solution), on=USER, how="left")
         .select(
-            "user_id",
+            USER,
             "stage",
             "n_relevant",
             n_hits.alias("hits"),
@@ -168,7 +173,7 @@ def per_user(ranked: pl.DataFrame, solution: Solution, no_lost: NoLost) -> pl.Da
             .otherwise(0.0)
             .alias("map"),
         )
-        .sort("user_id")
+        .sort(USER)
     )
 
 
@@ -178,21 +183,21 @@ def _binary_hits(matched: pl.DataFrame, k: int) -> pl.DataFrame:
     order. `matched` is sorted by user (a merge join's rows, in pair order): each user's
     hits are one run, reduced in numpy without a group-by."""
     dcg, ap = _mask_tables(k)
-    users = matched.get_column("user_id").to_numpy()
+    users = matched.get_column(USER).to_numpy()
     starts = np.flatnonzero(np.concatenate(([users.size > 0], users[1:] != users[:-1])))
-    bits = np.left_shift(1, matched.get_column("rank").to_numpy().astype(np.int64) - 1)
+    bits = np.left_shift(1, matched.get_column(RANK).to_numpy().astype(np.int64) - 1)
     mask = np.bitwise_or.reduceat(bits, starts) if bits.size else bits
     lowest = mask & -mask  # the first hit's bit
     return pl.DataFrame(
         {
-            "user_id": users[starts],
+            USER: users[starts],
             "dcg": dcg[mask],
             "hits": np.bitwise_count(mask).astype(np.int64),
             "first": np.bitwise_count(lowest - 1).astype(np.int64) + 1,
             "ap_sum": ap[mask],
         },
         schema={
-            "user_id": pl.Int64,
+            USER: pl.Int64,
             "dcg": pl.Float64,
             "hits": pl.Int64,
             "first": pl.Int64,
@@ -224,15 +229,15 @@ def _ordered_hits(matched: pl.DataFrame, k: int) -> pl.DataFrame:
     """Per user, DCG and AP's numerator of its hits added one by one in rank order: graded
     relevance (a gain per grade), or lists too long for mask tables."""
     return (
-        matched.select("user_id", "rank", "grade")
-        .sort("user_id", "rank")
-        .group_by("user_id", maintain_order=True)
+        matched.select(USER, RANK, "grade")
+        .sort(USER, RANK)
+        .group_by(USER, maintain_order=True)
         .agg(
-            _ordered_dcg("rank", k).alias("dcg"),
+            _ordered_dcg(RANK, k).alias("dcg"),
             pl.len().cast(pl.Int64).alias("hits"),
-            pl.col("rank").first().alias("first"),
+            pl.col(RANK).first().alias("first"),
             # precision at each hit's rank, added in rank order: AP's numerator
-            (pl.int_range(1, pl.len() + 1) / pl.col("rank")).cum_sum().last().alias("ap_sum"),
+            (pl.int_range(1, pl.len() + 1) / pl.col(RANK)).cum_sum().last().alias("ap_sum"),
         )
     )
 
@@ -256,24 +261,24 @@ def _idcg(solution: Solution) -> pl.DataFrame:
             {"n": range(k + 1), "idcg": list(accumulate(discounts(k), initial=0.0))}
         )
         return (
-            solution.users.select("user_id", pl.min_horizontal("n_relevant", pl.lit(k)).alias("n"))
+            solution.users.select(USER, pl.min_horizontal("n_relevant", pl.lit(k)).alias("n"))
             .join(lookup, on="n", how="left")
-            .select("user_id", "idcg")
+            .select(USER, "idcg")
         )
     ideal = (
         solution.pairs.lazy()
-        .select("user_id", "grade")
-        .sort("user_id", pl.col("grade"), descending=[False, True])
-        .group_by("user_id", maintain_order=True)
+        .select(USER, "grade")
+        .sort(USER, pl.col("grade"), descending=[False, True])
+        .group_by(USER, maintain_order=True)
         .agg(pl.col("grade").head(k), pl.int_range(1, pl.len() + 1).head(k).alias("position"))
         .explode("grade", "position")
-        .group_by("user_id", maintain_order=True)
+        .group_by(USER, maintain_order=True)
         .agg(_ordered_dcg("position", k).alias("idcg"))
     )
     return (
         solution.users.lazy()
-        .select("user_id")
-        .join(ideal, on="user_id", how="left")
+        .select(USER)
+        .join(ideal, on=USER, how="left")
         .with_columns(pl.col("idcg").fill_null(0.0))
         .collect()
     )

@@ -9,8 +9,10 @@ import polars as pl
 
 from scorer.competition import LOST_ITEMS
 
-#: The demo and the synthetic competitions are lost items: 20 ranked editions a user.
+#: The demo and the synthetic competitions are lost items: 20 ranked editions a user,
+#: written with lost items' columns.
 K = LOST_ITEMS.k
+COLUMNS = LOST_ITEMS.columns
 
 #: Users drawn from one random stream. Block b of a seed is the same whatever the size of the
 #: competition, so a large competition can be written in parts of whole blocks (`offset`).
@@ -24,9 +26,10 @@ _TOP = 2_000
 
 
 @dataclass(frozen=True)
-class Competition:
-    """A solution (user_id, edition_id, stage; empty edition_id for a user with no lost
-    pairs), its targets (user_id) and a valid submission (user_id, edition_id, rank)."""
+class CompetitionFiles:
+    """The frames of a competition's files, in lost items' columns: a solution (user,
+    item, stage; an empty item for a user with no lost pairs), its targets (user) and a
+    valid submission (user, item, rank)."""
 
     solution: pl.DataFrame
     targets: pl.DataFrame
@@ -41,9 +44,9 @@ def make_competition(
     max_lost: int = 30,
     empty_share: float = 0.0,
     hit_share: float = 0.3,
-    n_editions: int = 50_000,
+    n_items: int = 50_000,
     offset: int = 0,
-) -> Competition:
+) -> CompetitionFiles:
     """Build a competition of `n_users` target users, split 50/50 public/private.
 
     Each user loses `min_lost..max_lost` distinct editions drawn from a skewed (Zipf-like)
@@ -69,12 +72,12 @@ def make_competition(
         )
     if not (0.0 <= empty_share <= 1.0 and 0.0 <= hit_share <= 1.0):
         raise ValueError("empty_share and hit_share must lie in 0..1")
-    if not max(2 * K, max_lost) <= n_editions <= 1 << 24:
+    if not max(2 * K, max_lost) <= n_items <= 1 << 24:
         raise ValueError(
-            f"n_editions = {n_editions}; expected {max(2 * K, max_lost)}..{1 << 24} (at least "
+            f"n_items = {n_items}; expected {max(2 * K, max_lost)}..{1 << 24} (at least "
             "2K, and at least max_lost)"
         )
-    ids, table = _catalogue(seed, n_editions)
+    ids, table = _catalogue(seed, n_items)
     parts = [
         _block(
             np.random.default_rng([seed, 1, (offset + start) // BLOCK]),
@@ -90,22 +93,22 @@ def make_competition(
         # An empty competition still gets one (empty) block, for frames of the right schema.
         for start in range(0, max(n_users, 1), BLOCK)
     ]
-    return Competition(
+    return CompetitionFiles(
         solution=pl.concat([p.solution for p in parts], rechunk=True),
         targets=pl.concat([p.targets for p in parts], rechunk=True),
         submission=pl.concat([p.submission for p in parts], rechunk=True),
     )
 
 
-def _catalogue(seed: int, n_editions: int) -> tuple[np.ndarray, np.ndarray]:
+def _catalogue(seed: int, n_items: int) -> tuple[np.ndarray, np.ndarray]:
     """Edition ids from most to least popular, and a lookup table from a uniform integer
     0.._TABLE-1 to a popularity index, for Zipf-like weights 1 / rank**0.8."""
     rng = np.random.default_rng([seed, 0])
-    ids = rng.permutation(n_editions).astype(np.int64) + 1_000_000
-    weights = 1.0 / np.arange(1, n_editions + 1) ** 0.8
+    ids = rng.permutation(n_items).astype(np.int64) + 1_000_000
+    weights = 1.0 / np.arange(1, n_items + 1) ** 0.8
     cdf = np.cumsum(weights) / weights.sum()
     table = np.searchsorted(cdf, (np.arange(_TABLE) + 0.5) / _TABLE, side="right")
-    return ids, np.minimum(table, n_editions - 1).astype(np.int32)
+    return ids, np.minimum(table, n_items - 1).astype(np.int32)
 
 
 def _block(
@@ -119,7 +122,7 @@ def _block(
     max_lost: int,
     empty_share: float,
     hit_share: float,
-) -> Competition:
+) -> CompetitionFiles:
     """Users first..first+m-1 of a competition: the lost pairs, then a submission for them."""
     user_ids = 100_000 + (first + np.arange(m, dtype=np.int64)) * 7
     public = rng.permutation(m) < m // 2
@@ -127,23 +130,23 @@ def _block(
     n_lost[rng.random(m) < empty_share] = 0
     owner, lost = _distinct_draws(rng, n_lost, table)  # sorted by owner
 
-    # The solution: a user's lost pairs, or one row with an empty edition_id.
+    # The solution: a user's lost pairs, or one row with an empty item.
     rows = np.maximum(n_lost, 1)
     row_start = np.cumsum(rows) - rows
-    edition = np.zeros(rows.sum(), dtype=np.int64)
+    item = np.zeros(rows.sum(), dtype=np.int64)
     present = np.zeros(rows.sum(), dtype=bool)
     j = _cumcount(owner, m)
-    edition[row_start[owner] + j] = ids[lost]
+    item[row_start[owner] + j] = ids[lost]
     present[row_start[owner] + j] = True
     row_owner = np.repeat(np.arange(m), rows)
     solution = pl.DataFrame(
         {
-            "user_id": user_ids[row_owner],
-            "edition_id": edition,
+            COLUMNS.user: user_ids[row_owner],
+            COLUMNS.item: item,
             "stage": public[row_owner],
         }
     ).with_columns(
-        pl.when(pl.Series(present)).then(pl.col("edition_id")).alias("edition_id"),
+        pl.when(pl.Series(present)).then(pl.col(COLUMNS.item)).alias(COLUMNS.item),
         pl.when(pl.col("stage")).then(pl.lit("public")).otherwise(pl.lit("private")).alias("stage"),
     )
 
@@ -175,14 +178,14 @@ def _block(
     ranked = np.take_along_axis(chosen, shuffle, axis=1)
     submission = pl.DataFrame(
         {
-            "user_id": np.repeat(user_ids, K),
-            "edition_id": ids[ranked.ravel()],
-            "rank": np.tile(np.arange(1, K + 1, dtype=np.int64), m),
+            COLUMNS.user: np.repeat(user_ids, K),
+            COLUMNS.item: ids[ranked.ravel()],
+            COLUMNS.rank: np.tile(np.arange(1, K + 1, dtype=np.int64), m),
         }
     )
-    return Competition(
+    return CompetitionFiles(
         solution=solution,
-        targets=pl.DataFrame({"user_id": user_ids}),
+        targets=pl.DataFrame({COLUMNS.user: user_ids}),
         submission=submission,
     )
 

@@ -21,7 +21,7 @@ from scorer.cli import app
 from scorer.competition import Metric
 from scorer.errors import SubmissionError
 from scorer.read import to_wide
-from scorer.synthetic import Competition, make_competition
+from scorer.synthetic import CompetitionFiles, make_competition
 
 METRICS = [str(m) for m in Metric]
 
@@ -29,17 +29,17 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def comp() -> Competition:
+def comp() -> CompetitionFiles:
     return make_competition(1000, seed=1, empty_share=0.02)
 
 
 @pytest.fixture(scope="module")
-def expected(comp: Competition) -> scorer.ScoreResult:
+def expected(comp: CompetitionFiles) -> scorer.ScoreResult:
     """What `scorer score` gives the competition's own submission."""
     return scorer.score(comp.submission, comp.solution)
 
 
-def kaggle_solution(comp: Competition) -> pd.DataFrame:
+def kaggle_solution(comp: CompetitionFiles) -> pd.DataFrame:
     """The solution as Kaggle holds it: one row a user, its lost ids in one cell (empty for a
     user with none), and Kaggle's `Usage` column."""
     return kaggle.kaggle_solution(comp.solution).to_pandas()
@@ -55,7 +55,7 @@ def kaggle_split(
     return rows.drop(columns="Usage").copy(), part.copy()
 
 
-def broken(comp: Competition) -> pl.DataFrame:
+def broken(comp: CompetitionFiles) -> pl.DataFrame:
     """The wide submission with a bad id at position 3 of the third user's list."""
     wide = to_wide(comp.submission)
     ids = wide.get_column("edition_ids").to_list()
@@ -69,7 +69,7 @@ def broken(comp: Competition) -> pl.DataFrame:
 
 @pytest.mark.parametrize("usage", ["Public", "Private"])
 def test_kaggle_score_equals_scorer_score(
-    comp: Competition, expected: scorer.ScoreResult, usage: str
+    comp: CompetitionFiles, expected: scorer.ScoreResult, usage: str
 ) -> None:
     solution, submission = kaggle_split(
         kaggle_solution(comp), to_wide(comp.submission).to_pandas(), usage
@@ -80,14 +80,14 @@ def test_kaggle_score_equals_scorer_score(
 
 
 def test_kaggle_score_with_usage_kept_and_another_row_id_name(
-    comp: Competition, expected: scorer.ScoreResult
+    comp: CompetitionFiles, expected: scorer.ScoreResult
 ) -> None:
     solution = kaggle_solution(comp).rename(columns={"user_id": "customer_id"})
     submission = to_wide(comp.submission).to_pandas().rename(columns={"user_id": "customer_id"})
     assert kaggle.score(solution, submission, "customer_id") == expected.overall
 
 
-def test_kaggle_rejects_a_broken_submission_for_the_participant(comp: Competition) -> None:
+def test_kaggle_rejects_a_broken_submission_for_the_participant(comp: CompetitionFiles) -> None:
     solution = kaggle_solution(comp).drop(columns="Usage")
     with pytest.raises(kaggle.ParticipantVisibleError) as info:
         kaggle.score(solution, broken(comp).to_pandas(), "user_id")
@@ -97,7 +97,7 @@ def test_kaggle_rejects_a_broken_submission_for_the_participant(comp: Competitio
     assert not re.search(r"\d", message)  # no row, user, count or id
 
 
-def test_kaggle_names_the_problems_of_the_header(comp: Competition) -> None:
+def test_kaggle_names_the_problems_of_the_header(comp: CompetitionFiles) -> None:
     solution = kaggle_solution(comp).drop(columns="Usage")
     submission = to_wide(comp.submission).to_pandas().rename(columns={"edition_ids": "items"})
     with pytest.raises(kaggle.ParticipantVisibleError) as info:
@@ -107,7 +107,7 @@ def test_kaggle_names_the_problems_of_the_header(comp: Competition) -> None:
     assert "row " not in message and "user " not in message
 
 
-def test_kaggle_reads_a_list_column_pandas_made_numbers(comp: Competition) -> None:
+def test_kaggle_reads_a_list_column_pandas_made_numbers(comp: CompetitionFiles) -> None:
     """A split where every user lost one item or none: pandas reads the cells as float64."""
     wide = to_wide(comp.submission).to_pandas()
     solution = pd.DataFrame({"user_id": wide["user_id"], "edition_ids": float("nan")})
@@ -122,7 +122,7 @@ def test_kaggle_reads_a_list_column_pandas_made_numbers(comp: Competition) -> No
     assert value == scorer.score(pl.from_pandas(wide), truth).overall > 0
 
 
-def test_kaggle_broken_solution_is_for_the_host_only(comp: Competition) -> None:
+def test_kaggle_broken_solution_is_for_the_host_only(comp: CompetitionFiles) -> None:
     solution = kaggle_solution(comp)
     solution.loc[0, "edition_ids"] = "12 twelve"
     with pytest.raises(kaggle.HostVisibleError) as info:
@@ -131,7 +131,7 @@ def test_kaggle_broken_solution_is_for_the_host_only(comp: Competition) -> None:
     assert "the solution file is broken" in str(info.value)
 
 
-def test_kaggle_solution_is_one_row_a_user(comp: Competition) -> None:
+def test_kaggle_solution_is_one_row_a_user(comp: CompetitionFiles) -> None:
     solution = kaggle.kaggle_solution(comp.solution)
     assert solution.columns == ["user_id", "edition_ids", "Usage"]
     assert solution.height == 1000
@@ -176,7 +176,7 @@ def expected_scores(result: scorer.ScoreResult) -> dict[str, float]:
 
 @pytest.mark.parametrize("kind", ["csv", "csv.gz", "parquet"])
 def test_codabench_writes_scores_json(
-    comp: Competition, expected: scorer.ScoreResult, tmp_path: Path, kind: str
+    comp: CompetitionFiles, expected: scorer.ScoreResult, tmp_path: Path, kind: str
 ) -> None:
     inputs = codabench_dirs(tmp_path, comp.solution, to_wide(comp.submission), kind)
     (inputs / "res" / "__MACOSX").mkdir()
@@ -193,7 +193,7 @@ def test_codabench_writes_scores_json(
 
 
 def test_codabench_public_phase_writes_public_keys_only(
-    comp: Competition, expected: scorer.ScoreResult, tmp_path: Path
+    comp: CompetitionFiles, expected: scorer.ScoreResult, tmp_path: Path
 ) -> None:
     inputs = codabench_dirs(tmp_path, comp.solution, to_wide(comp.submission), "csv")
     out = tmp_path / "output"
@@ -208,14 +208,14 @@ def test_codabench_public_phase_writes_public_keys_only(
 
 
 def test_codabench_accepts_the_long_format_too(
-    comp: Competition, expected: scorer.ScoreResult, tmp_path: Path
+    comp: CompetitionFiles, expected: scorer.ScoreResult, tmp_path: Path
 ) -> None:
     inputs = codabench_dirs(tmp_path, comp.solution, comp.submission, "csv")
     outcome = codabench.run(inputs, tmp_path / "output", phase="final")
     assert outcome.scores == expected_scores(expected)
 
 
-def test_codabench_rejects_a_broken_submission(comp: Competition, tmp_path: Path) -> None:
+def test_codabench_rejects_a_broken_submission(comp: CompetitionFiles, tmp_path: Path) -> None:
     inputs = codabench_dirs(tmp_path, comp.solution, broken(comp), "csv")
     out = tmp_path / "output"
     out.mkdir()
@@ -233,7 +233,7 @@ def test_codabench_rejects_a_broken_submission(comp: Competition, tmp_path: Path
     ("files", "code"), [([], "file_not_found"), (["a.csv", "b.parquet"], "file_format")]
 )
 def test_codabench_needs_exactly_one_submission_file(
-    comp: Competition, tmp_path: Path, files: list[str], code: str
+    comp: CompetitionFiles, tmp_path: Path, files: list[str], code: str
 ) -> None:
     inputs = codabench_dirs(tmp_path, comp.solution, comp.submission, "csv")
     (inputs / "res" / "submission.csv").unlink()
@@ -246,7 +246,7 @@ def test_codabench_needs_exactly_one_submission_file(
 
 
 def test_codabench_broken_solution_exits_2_and_tells_the_participant_nothing(
-    comp: Competition, tmp_path: Path
+    comp: CompetitionFiles, tmp_path: Path
 ) -> None:
     solution = comp.solution.with_columns(
         pl.when(pl.int_range(pl.len()) == 0)
@@ -274,7 +274,7 @@ def test_codabench_missing_ref_folder_is_the_hosts(tmp_path: Path) -> None:
     assert "no such folder" in (out / "host_details.txt").read_text()
 
 
-def test_codabench_without_a_split_reports_overall(comp: Competition, tmp_path: Path) -> None:
+def test_codabench_without_a_split_reports_overall(comp: CompetitionFiles, tmp_path: Path) -> None:
     inputs = codabench_dirs(tmp_path, comp.solution.drop("stage"), comp.submission, "csv")
     outcome = codabench.run(inputs, tmp_path / "output")
     assert list(outcome.scores) == [f"overall_{m}" for m in METRICS]
@@ -285,7 +285,9 @@ def test_codabench_without_a_split_reports_overall(comp: Competition, tmp_path: 
 
 
 @pytest.fixture(scope="module")
-def evalai_files(comp: Competition, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def evalai_files(
+    comp: CompetitionFiles, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("evalai")
     paths = {"solution": root / "annotations.csv", "submission": root / "submission.csv"}
     comp.solution.write_csv(paths["solution"])
@@ -334,7 +336,7 @@ def test_evalai_custom_phase_names(
 
 
 def test_evalai_rejects_a_broken_submission(
-    comp: Competition, evalai_files: dict[str, Path], tmp_path: Path
+    comp: CompetitionFiles, evalai_files: dict[str, Path], tmp_path: Path
 ) -> None:
     path = tmp_path / "broken.csv"
     broken(comp).write_csv(path)

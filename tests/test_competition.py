@@ -18,8 +18,9 @@ from typer.testing import CliRunner
 import scorer
 from scorer import LOST_ITEMS, Competition, SubmissionError
 from scorer.cli import app
-from scorer.competition import MAX_K, Columns, Metric, Rows
+from scorer.competition import ITEM, MAX_K, USER, Columns, Metric, Rows
 from scorer.errors import UsageError
+from scorer.read import to_wide
 from scorer.scoring import MASK_MAX_K
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,6 +83,14 @@ def test_a_spec_is_read_from_toml() -> None:
         ("rows = 'some'\n", "rows = 'some'; expected one of 'exactly', 'at_most'"),
         ("columns = 3\n", "[columns] must be a table"),
         ("[columns]\nuser = 'rank'\n", "column names must differ"),
+        # a header naming the rank (or item) column is of the long layout: never wide
+        ("[columns]\nlist = 'rank'\n", "column names must differ"),
+        ("[columns]\nuser = 'line'\n", "column name 'line' is the scorer's own"),
+        ("[columns]\nuser = 'ndcg'\n", "column name 'ndcg' is the scorer's own"),
+        (
+            "[columns]\nuser = 'cid'\n[splits]\ncolumns = ['user_id']\n",
+            "column name 'user_id' is the scorer's own",
+        ),
         ("[columns]\nitem = 'a,b'\n", "column name 'a,b'"),
         ("[splits]\ncolumns = []\n", "splits.columns = []; expected a list of names"),
         ("k = \n", "not valid TOML"),
@@ -241,7 +250,7 @@ def test_any_competition_scores_as_the_reference(
     competition, solution, submission = drawn
     expected = ref.score_rules(submission, solution, rules_of(competition))
     result = scorer.score(pl.DataFrame(submission), pl.DataFrame(solution), competition=competition)
-    got = {row["user_id"]: row for row in result.per_user.iter_rows(named=True)}
+    got = {row["cid"]: row for row in result.per_user.iter_rows(named=True)}
     assert set(got) == set(expected.users)
     for user, want in expected.users.items():
         for metric in ref.METRICS:
@@ -292,3 +301,83 @@ def test_the_codabench_program_takes_a_competition(tmp_path: Path) -> None:
     assert next(iter(scores)) == "public_map"  # the competition's metric leads
     expected = scorer.score(HM / "sample_submission.csv", HM / "solution.csv", competition=HM_SPEC)
     assert scores["public_map"] == expected.public
+
+
+# The scorer's own columns never meet a file's: a competition may call its columns anything.
+
+
+def renamed_rank(tmp_path: Path, name: str) -> Path:
+    """A copy of data/hm/competition.toml whose rank column is `name`."""
+    text = (HM / "competition.toml").read_text()
+    assert 'rank = "rank"' in text
+    path = tmp_path / "competition.toml"
+    path.write_text(text.replace('rank = "rank"', f'rank = "{name}"'))
+    return path
+
+
+def hm_long(rank: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """data/hm's sample in the long layout, its rank column named `rank`, and the solution of
+    its users (one with an empty list has no row there, so it is left out of both)."""
+    wide = pl.read_csv(HM / "sample_submission.csv", schema_overrides={"prediction": pl.String})
+    long = (
+        wide.with_columns(pl.col("prediction").str.split(" "))
+        .explode("prediction")
+        .filter(pl.col("prediction").is_not_null() & (pl.col("prediction") != ""))
+        .select(
+            "customer_id",
+            pl.col("prediction").cast(pl.Int64).alias("article_id"),
+            pl.int_range(1, pl.len() + 1).over("customer_id").alias(rank),
+        )
+    )
+    users = long.get_column("customer_id").unique().implode()
+    solution = pl.read_csv(HM / "solution.csv").filter(pl.col("customer_id").is_in(users))
+    return long, solution
+
+
+@pytest.mark.parametrize("name", ["position", "line_no", "user_id", "edition_id"])
+def test_a_rank_column_named_like_a_column_of_the_scorer_scores_the_wide_layout(
+    name: str, tmp_path: Path
+) -> None:
+    """The wide reader numbers a list's places in a column of its own ('position'): a rank
+    column of that name was once renamed over the ranks (an internal DuplicateError)."""
+    spec = renamed_rank(tmp_path, name)
+    result = runner.invoke(app, [*SCORE_HM, "--competition", str(spec)])
+    assert result.exit_code == 0, result.output
+    original = runner.invoke(app, [*SCORE_HM, "--competition", str(HM / "competition.toml")])
+    assert result.stdout == original.stdout
+    # a wide sample written from the long layout by the wide writer, as a frame
+    long, solution = hm_long("rank")
+    wide = to_wide(long.rename({"customer_id": USER, "article_id": ITEM}), "prediction")
+    wide = wide.rename({USER: "customer_id"})
+    moved = scorer.score(wide, solution, competition=Competition.load(spec))
+    kept = scorer.score(wide, solution, competition=HM_SPEC)
+    assert moved.to_dict() == kept.to_dict()
+
+
+@pytest.mark.parametrize("name", ["position", "user_id", "edition_id"])
+def test_a_rank_column_named_like_a_column_of_the_scorer_scores_the_long_layout(
+    name: str, tmp_path: Path
+) -> None:
+    spec = Competition.load(renamed_rank(tmp_path, name))
+    long, solution = hm_long(name)
+    moved = scorer.score(long, solution, competition=spec)
+    kept = scorer.score(long.rename({name: "rank"}), solution, competition=HM_SPEC)
+    assert moved.to_dict() == kept.to_dict()
+    assert moved.splits == kept.splits
+
+
+def test_the_per_user_scores_name_the_user_as_the_competitions_files_do(tmp_path: Path) -> None:
+    """An H&M organiser joins the per-user file to their customers on `customer_id`; the
+    other columns are the scorer's own, as in lost items."""
+    out = tmp_path / "per_user.csv"
+    args = [*SCORE_HM, "--competition", str(HM / "competition.toml"), "--per-user", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    header = out.read_text().splitlines()[0].split(",")
+    metrics = ["map", "ndcg", "recall", "precision", "hit_rate", "mrr"]
+    assert sorted(header) == sorted(["customer_id", "stage", "n_relevant", "hits", *metrics])
+    frame = scorer.score(HM / "sample_submission.csv", HM / "solution.csv", competition=HM_SPEC)
+    assert frame.per_user.columns[0] == "customer_id"
+    assert frame.per_user.height == 300
+    lost = scorer.score(ROOT / "data/sample_submission.csv", ROOT / "data/solution.csv")
+    assert lost.per_user.columns[0] == "user_id"  # lost items' own column

@@ -4,6 +4,7 @@ screen against the reference validator."""
 from __future__ import annotations
 
 import gzip
+import io
 import re
 import tempfile
 from collections import Counter
@@ -13,16 +14,19 @@ from pathlib import Path
 import polars as pl
 import pytest
 import reference as ref
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import SolutionRows, broken_solutions, user_ids
 
 import scorer
 from scorer import Code, HostError, Report, SubmissionError
 from scorer.competition import LOST_ITEMS
-from scorer.contract import read_submission
+from scorer.contract import Role, Solution, read_submission, solution_of
+from scorer.contract.files import read_as
 from scorer.contract.submission import _passes_screen, _row_problems
 from scorer.errors import STRUCTURAL
 from scorer.keys import keyed, packable, ranked
+from scorer.read import DEFAULT_LIMITS
 
 TARGETS = [1, 2, 3]
 HEADER = "user_id,edition_id,rank"
@@ -473,7 +477,7 @@ MUTATIONS = [
 def near_valid(draw: st.DrawFn) -> tuple[str, list[int], list[list[str]] | None]:
     """A valid submission with up to four mistakes: its CSV text, the targets, and its rows
     as text cells when they can also be a frame (no line-level mistakes)."""
-    targets = draw(st.lists(st.integers(1, 10**6), min_size=1, max_size=5, unique=True))
+    targets = draw(user_ids(1, 10**6, max_size=5))
     columns = draw(st.permutations(["user_id", "edition_id", "rank"]))
     rows: list[dict[str, str] | str] = []
     for user in targets:
@@ -656,48 +660,51 @@ def _read_as_table(path: Path) -> object:
     return table.frame.rows(), Report.of(table.file, list(table.problems)).to_dict()
 
 
-@settings(max_examples=200, deadline=None)
-@given(
-    rows=st.lists(
-        st.tuples(
-            st.integers(0, 6),
-            st.one_of(st.none(), st.integers(0, 5)),
-            st.sampled_from(["public", "private", "ignored", None]),
-            st.sampled_from([1, 1, 1, 0, 2]),
-        ),
-        min_size=1,
-        max_size=25,
-    ),
-    in_order=st.booleans(),
-    split=st.booleans(),
-)
-@example(  # a null stage between two others: the user's stages still differ
-    rows=[(1, 5, "public", 1), (1, 6, None, 1), (1, 7, "private", 1)], in_order=True, split=True
-)
-def test_a_solution_s_users_are_found_alike_on_the_short_path_and_by_group_by(
-    rows: list[tuple[int, int | None, str | None, int]], in_order: bool, split: bool
-) -> None:
-    """`_per_user` takes a short path for the usual solution (users in order, no empty
-    cell, every grade above 0, one stage a user); it gives what the group-by of every rule
-    gives, for any solution."""
-    from scorer.contract.solution import _grouped, _per_user
+def checked(drawn: SolutionRows, *, careful: bool) -> Solution | Report:
+    """The solution `solution_of` makes of drawn rows (read as text cells, as a CSV file's
+    are), or the report it refuses them with."""
+    frame = pl.read_csv(io.BytesIO(drawn.csv().encode()), infer_schema=False)
+    table = read_as(frame, Role.SOLUTION, LOST_ITEMS, DEFAULT_LIMITS)
+    try:
+        return solution_of(table, careful=careful)
+    except HostError as exc:
+        return exc.report
 
-    if in_order:
-        rows = sorted(rows, key=lambda row: row[0])
-    frame = pl.DataFrame(
-        [(line, *row) for line, row in enumerate(rows, start=2)],
-        schema={
-            "line": pl.Int64,
-            "user_id": pl.Int64,
-            "edition_id": pl.Int64,
-            "stage": pl.Categorical,
-            "grade": pl.Int8,
-        },
-        orient="row",
-    )
-    if not split:
-        frame = frame.with_columns(pl.lit(None, pl.String).alias("stage"))
-    assert _per_user(frame).equals(_grouped(frame))
+
+@pytest.mark.parametrize("usual", [True, False], ids=["usual", "any"])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_solution_is_checked_alike_on_its_short_paths_and_carefully(
+    usual: bool, data: st.DataObject
+) -> None:
+    """`solution_of` takes short paths for the usual solution (users in order, binary
+    grades, every item listed, one stage a user); they give what the careful path (each
+    rule an aggregate of a group-by) gives, the same solution or the same report. The
+    usual mode draws only such files, so the short paths run on every example."""
+    drawn = data.draw(broken_solutions(usual=usual))
+    if usual:  # the drawn file is the short paths' own
+        users = [user for user, _, _, _ in drawn.rows]
+        assert users == sorted(users)
+        assert all(item is not None and grade == 1 for _, item, _, grade in drawn.rows)
+    fast, careful = checked(drawn, careful=False), checked(drawn, careful=True)
+    if isinstance(careful, Report):
+        assert fast == careful
+    else:
+        assert isinstance(fast, Solution)
+        assert fast.users.equals(careful.users)
+        assert fast.pairs.equals(careful.pairs)
+        assert (fast.has_split, fast.graded) == (careful.has_split, careful.graded)
+
+
+def test_a_stage_that_cannot_be_read_between_two_others_still_mixes_them() -> None:
+    """A user's stages differ though an unreadable (null) one sits between them, on the
+    short path as on the careful one."""
+    rows = [(1, 5, "public", 1), (1, 6, "x", 1), (1, 7, "private", 1)]
+    drawn = SolutionRows(rows, "stage", graded=False)
+    fast, careful = checked(drawn, careful=False), checked(drawn, careful=True)
+    assert isinstance(fast, Report)
+    assert fast == careful
+    assert fast.codes == ["invalid_stage", "mixed_stage"]
 
 
 @settings(max_examples=300, deadline=None)

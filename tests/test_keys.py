@@ -7,14 +7,15 @@ from itertools import groupby
 import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import user_ids
 
 from scorer.competition import LOST_ITEMS
-from scorer.keys import EDITION_BITS, keyed, packable, ranked, repeats
+from scorer.keys import ITEM_BITS, keyed, largest_user, packable, ranked, repeats
 
 RANK_BITS = LOST_ITEMS.rank_bits
 
 #: The largest user_id whose rank still fits in the key's low bits, and the next one.
-ROOM = (1 << (63 - EDITION_BITS - RANK_BITS)) - 1
+ROOM = (1 << (63 - ITEM_BITS - RANK_BITS)) - 1
 
 
 def frames(users: st.SearchStrategy[int]) -> st.SearchStrategy[pl.DataFrame]:
@@ -32,7 +33,7 @@ def plain(frame: pl.DataFrame) -> list[tuple[int, int, int]]:
 def unpacked(rows: pl.DataFrame) -> list[tuple[int, int, int]]:
     pair = rows.get_column("pair")
     if pair.dtype == pl.Int64:
-        editions = (pair % (1 << EDITION_BITS)).to_list()
+        editions = (pair % (1 << ITEM_BITS)).to_list()
     else:
         editions = pair.struct.field("edition_id").to_list()
     return sorted(zip(rows["user_id"].to_list(), editions, rows["rank"].to_list(), strict=True))
@@ -73,7 +74,7 @@ def laid_out_in_blocks(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.Series, int]:
     targets; then, maybe, one flaw: a rank or an edition repeated, a user's rows apart, a
     user on two blocks, a user missing or not a target, or an id past the packed range."""
     k = draw(st.sampled_from([1, 2, 3, 5]))
-    users = draw(st.lists(st.integers(0, 60), min_size=1, max_size=8, unique=True))
+    users = draw(user_ids(0, 60, max_size=8))
     rows = []
     for user in users:
         editions = draw(st.lists(st.integers(0, 9), min_size=k, max_size=k, unique=True))
@@ -116,11 +117,11 @@ def test_a_file_in_blocks_is_keyed_as_the_general_path_keys_it(
     competition = replace(LOST_ITEMS, k=k)
     general = ranked(frame, True, competition.rank_bits)
     valid = _passes_screen(general, targets, competition)
-    fast = _in_blocks(frame, targets, competition)
+    fast = _in_blocks(frame, targets, competition, largest_user(frame))
     users = frame.get_column("user_id").to_list()
     runs = [len(list(run)) for _, run in groupby(users)]
     in_blocks = all(n == k for n in runs) and len(set(users)) == len(runs)
-    packed = max(users) < 1 << (63 - EDITION_BITS - competition.rank_bits)
+    packed = max(users) < 1 << (63 - ITEM_BITS - competition.rank_bits)
     assert (fast is not None) == (valid and in_blocks and packed)
     if fast is not None:
         assert fast.equals(general)

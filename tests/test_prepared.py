@@ -17,9 +17,9 @@ import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from polars.testing import assert_frame_equal
+from strategies import SolutionRows, solutions
 from typer.testing import CliRunner
 
 import scorer
@@ -152,6 +152,27 @@ def test_validate_and_the_api_take_a_prepared_solution(tmp_path: Path) -> None:
     assert again.splits == fresh.splits
     assert again.parts == 1  # a prepared solution is read whole: never split
     assert api.validate(DATA / "sample_submission.csv", solution=ready) == 20_000
+
+
+def test_a_prepared_file_names_the_user_and_item_as_the_competitions_files_do(
+    tmp_path: Path,
+) -> None:
+    hm_folder = Path(__file__).resolve().parent.parent / "data" / "hm"
+    hm = Competition.load(hm_folder / "competition.toml")
+    info = prepare(hm_folder / "solution.csv", tmp_path / "hm.prepared", competition=hm)
+    with zipfile.ZipFile(info.path) as archive:
+        record = json.loads(archive.read("prepared.json"))
+        users = pl.read_parquet(io.BytesIO(archive.read("users.parquet")))
+        pairs = pl.read_parquet(io.BytesIO(archive.read("pairs.parquet")))
+    names = {
+        name: [c["name"] for c in frame["columns"]] for name, frame in record["frames"].items()
+    }
+    assert names == {
+        "users": ["customer_id", "stage", "n_relevant"],
+        "pairs": ["customer_id", "article_id", "grade"],
+    }
+    assert (users.columns, pairs.columns) == (names["users"], names["pairs"])
+    same_solution(load(info.path, hm), read_solution(hm_folder / "solution.csv", competition=hm))
 
 
 def test_a_prepared_file_is_known_by_its_name_or_by_its_members(tmp_path: Path) -> None:
@@ -484,35 +505,11 @@ def test_a_file_that_is_not_a_prepared_file_is_refused(tmp_path: Path) -> None:
 
 # load(prepare(x)) is read_solution(x), frame for frame.
 
-ID = st.integers(0, 2**40)
-
-
-@st.composite
-def solutions(draw: st.DrawFn) -> tuple[str, Competition]:
-    """A small valid solution's CSV text: users with lost editions (or one empty row), a
-    stage column or none, a grade column or none."""
-    users = draw(st.lists(ID, min_size=1, max_size=12, unique=True))
-    split = draw(st.sampled_from([None, "stage", "Usage"]))
-    graded = draw(st.booleans())
-    rows = []
-    for user in users:
-        stage = draw(st.sampled_from(["public", "private", "ignored", "Public"]))
-        editions = draw(st.lists(ID, max_size=5, unique=True))
-        for edition in editions or [None]:
-            row = [str(user), "" if edition is None else str(edition)]
-            if split:
-                row.append(stage)
-            if graded:
-                row.append("" if edition is None else str(draw(st.integers(0, 10))))
-            rows.append(",".join(row))
-    header = ["user_id", "edition_id", *([split] if split else []), *(["grade"] if graded else [])]
-    return "\n".join([",".join(header), *rows]) + "\n", LOST_ITEMS
-
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=solutions())
-def test_a_prepared_solution_loads_as_its_source_reads(case: tuple[str, Competition]) -> None:
-    text, competition = case
+@given(drawn=solutions())
+def test_a_prepared_solution_loads_as_its_source_reads(drawn: SolutionRows) -> None:
+    text, competition = drawn.csv(), LOST_ITEMS
     with tempfile.TemporaryDirectory() as folder:
         source = Path(folder) / "solution.csv"
         source.write_text(text)

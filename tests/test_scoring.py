@@ -21,6 +21,7 @@ import pytest
 import reference as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import user_ids
 
 import scorer
 from scorer import NoLost, ScoreResult
@@ -129,7 +130,7 @@ def write_csv(path: Path, rows: list[dict[str, str]], columns: list[str]) -> Pat
 def competitions(draw: st.DrawFn, max_users: int = 30) -> Competition:
     split_column = draw(st.sampled_from([None, "stage", "Usage"]))
     graded = draw(st.booleans())
-    ids = draw(st.lists(st.integers(0, 10**6), min_size=1, max_size=max_users, unique=True))
+    ids = draw(user_ids(0, 10**6, max_size=max_users))
     if split_column == "stage":
         splits = st.sampled_from(["public", "private"])
     elif split_column == "Usage":

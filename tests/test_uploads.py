@@ -14,16 +14,16 @@ import pytest
 import scorer
 from scorer.errors import SubmissionError
 from scorer.read import DEFAULT_LIMITS, Limits, kind_of, kind_of_file, to_wide
-from scorer.synthetic import Competition, make_competition
+from scorer.synthetic import CompetitionFiles, make_competition
 
 
 @pytest.fixture(scope="module")
-def comp() -> Competition:
+def comp() -> CompetitionFiles:
     return make_competition(200, seed=3)
 
 
 @pytest.fixture(scope="module")
-def files(comp: Competition, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def files(comp: CompetitionFiles, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("uploads")
     comp.solution.write_csv(root / "solution.csv")
     to_wide(comp.submission).write_csv(root / "wide.csv")

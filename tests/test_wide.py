@@ -17,7 +17,7 @@ from scorer.errors import SubmissionError
 from scorer.read import TableLike, to_wide
 from scorer.read.source import header_names
 from scorer.read.wide import is_wide as header_is_wide
-from scorer.synthetic import Competition, make_competition
+from scorer.synthetic import CompetitionFiles, make_competition
 
 K = LOST_ITEMS.k
 
@@ -41,12 +41,12 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def comp() -> Competition:
+def comp() -> CompetitionFiles:
     return make_competition(1000, seed=1, empty_share=0.02)
 
 
 @pytest.fixture(scope="module")
-def files(comp: Competition, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def files(comp: CompetitionFiles, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The competition's solution and its submission, long and wide, in every format."""
     root = tmp_path_factory.mktemp("wide")
     wide = to_wide(comp.submission)
@@ -66,7 +66,7 @@ def files(comp: Competition, tmp_path_factory: pytest.TempPathFactory) -> dict[s
     return paths
 
 
-def wide_lines(comp: Competition) -> list[str]:
+def wide_lines(comp: CompetitionFiles) -> list[str]:
     """The wide submission as CSV lines, header first, without line ends."""
     return to_wide(comp.submission).write_csv().splitlines()
 
@@ -98,7 +98,7 @@ def test_wide_file_scores_as_the_long_file(files: dict[str, Path], kind: str) ->
     assert wide.per_user.equals(long.per_user)
 
 
-def test_wide_frames_score_as_the_long_file(comp: Competition, files: dict[str, Path]) -> None:
+def test_wide_frames_score_as_the_long_file(comp: CompetitionFiles, files: dict[str, Path]) -> None:
     truth = scorer.read_solution(files["solution"])
     long = scorer.score(files["long"], truth)
     wide = to_wide(comp.submission)
@@ -106,7 +106,7 @@ def test_wide_frames_score_as_the_long_file(comp: Competition, files: dict[str, 
         assert scorer.score(frame, truth).overall == long.overall
 
 
-def test_list_columns_are_read_as_lists(comp: Competition, files: dict[str, Path]) -> None:
+def test_list_columns_are_read_as_lists(comp: CompetitionFiles, files: dict[str, Path]) -> None:
     long = scorer.score(files["long"], files["solution"])
     lists = comp.submission.group_by("user_id", maintain_order=True).agg(
         pl.col("edition_id").sort_by("rank").alias("edition_ids")
@@ -134,7 +134,7 @@ def test_to_wide_keeps_rank_order() -> None:
 
 
 def test_runs_of_spaces_tabs_and_excel_quoting_are_the_same_list(
-    comp: Competition, files: dict[str, Path], tmp_path: Path
+    comp: CompetitionFiles, files: dict[str, Path], tmp_path: Path
 ) -> None:
     lines = wide_lines(comp)
     user, ids = lines[1].split(",")
@@ -148,7 +148,7 @@ def test_runs_of_spaces_tabs_and_excel_quoting_are_the_same_list(
 
 
 def test_a_quoted_list_with_commas_is_its_space_separated_twin(
-    comp: Competition, files: dict[str, Path], tmp_path: Path
+    comp: CompetitionFiles, files: dict[str, Path], tmp_path: Path
 ) -> None:
     """RFC 4180: a quoted field may hold commas (as pandas writes a list joined with commas)
     and a doubled quote; read whole or in parts, such a file scores as its twin with spaces,
@@ -202,7 +202,7 @@ def test_an_extra_column_is_named_in_wide_terms(files: dict[str, Path], tmp_path
 
 
 def test_broken_wide_file_reports_every_problem(
-    comp: Competition, files: dict[str, Path], tmp_path: Path
+    comp: CompetitionFiles, files: dict[str, Path], tmp_path: Path
 ) -> None:
     lines = wide_lines(comp)
     users = [line.split(",")[0] for line in lines]
@@ -245,7 +245,9 @@ def test_broken_wide_file_reports_every_problem(
     assert messages(report, "field_count")[0].startswith(f"line {len(lines)}: found 3 fields")
 
 
-def test_too_many_ids_and_signs(comp: Competition, files: dict[str, Path], tmp_path: Path) -> None:
+def test_too_many_ids_and_signs(
+    comp: CompetitionFiles, files: dict[str, Path], tmp_path: Path
+) -> None:
     lines = wide_lines(comp)
     user, ids = lines[1].split(",")
     lines[1] = f"{user},{ids} 99999999999999999999 -5"
@@ -260,7 +262,7 @@ def test_too_many_ids_and_signs(comp: Competition, files: dict[str, Path], tmp_p
 
 
 def test_unknown_user_on_a_wide_line(
-    comp: Competition, files: dict[str, Path], tmp_path: Path
+    comp: CompetitionFiles, files: dict[str, Path], tmp_path: Path
 ) -> None:
     lines = wide_lines(comp)
     lines.append("42," + lines[1].split(",")[1])
@@ -269,7 +271,7 @@ def test_unknown_user_on_a_wide_line(
     assert messages(report, "unknown_user") == [f"line {len(lines)}: user 42 is not a target user"]
 
 
-def test_parquet_and_frames_name_rows(comp: Competition, files: dict[str, Path]) -> None:
+def test_parquet_and_frames_name_rows(comp: CompetitionFiles, files: dict[str, Path]) -> None:
     wide = to_wide(comp.submission).with_columns(
         pl.when(pl.int_range(pl.len()) == 2)
         .then(pl.lit("1 2 3"))
@@ -303,7 +305,7 @@ def test_header_only_and_blank_files(files: dict[str, Path], tmp_path: Path) -> 
 
 
 def test_an_overlong_line_is_named(
-    comp: Competition, files: dict[str, Path], tmp_path: Path
+    comp: CompetitionFiles, files: dict[str, Path], tmp_path: Path
 ) -> None:
     lines = wide_lines(comp)
     lines[1] = lines[1] + " 1" * 3000
@@ -325,7 +327,7 @@ def test_cli_validate_and_score_a_wide_file(files: dict[str, Path]) -> None:
 
 
 def test_cli_rejects_a_broken_wide_file(
-    comp: Competition, files: dict[str, Path], tmp_path: Path
+    comp: CompetitionFiles, files: dict[str, Path], tmp_path: Path
 ) -> None:
     lines = wide_lines(comp)
     user, ids = lines[1].split(",")

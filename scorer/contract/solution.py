@@ -6,21 +6,21 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from scorer.competition import LOST_ITEMS, Competition
+from scorer.competition import ITEM, LOST_ITEMS, USER, Competition
 from scorer.contract.files import Role, duplicates, read_as, spec_of
 from scorer.errors import Code, HostError, Issue, Report, problem
-from scorer.keys import edition_of, keyed, packable, repeats
-from scorer.read import DEFAULT_LIMITS, ITEM, USER, Limits, Table, TableLike
+from scorer.keys import item_of, keyed, packable, repeats
+from scorer.read import DEFAULT_LIMITS, Limits, Table, TableLike
 
 
 @dataclass(frozen=True)
 class Solution:
     """The organiser's hidden truth, validated.
 
-    `users`: one row per target user: user_id, stage ('public', 'private', 'ignored', or null
-    without a split column), n_relevant (pairs with grade > 0).
-    `pairs`: user_id, edition_id, grade (> 0) for every hidden lost pair, sorted by
-    (user_id, edition_id).
+    `users`: one row per target user: the user (`USER`), stage ('public', 'private',
+    'ignored', or null without a split column), n_relevant (pairs with grade > 0).
+    `pairs`: the user, the item (`ITEM`) and grade (> 0) for every hidden pair, sorted by
+    (user, item).
     """
 
     users: pl.DataFrame
@@ -31,7 +31,7 @@ class Solution:
 
     @property
     def targets(self) -> pl.Series:
-        return self.users.get_column("user_id")
+        return self.users.get_column(USER)
 
     def lost(self, packed: bool) -> pl.DataFrame:
         """The hidden pairs as `keyed` pairs with their grade (pair, grade), packed keys or
@@ -46,37 +46,45 @@ def read_solution(
     return solution_of(read_as(source, Role.SOLUTION, competition, limits))
 
 
-def solution_of(table: Table) -> Solution:
-    """Check a solution's cells, as read; any problem is a `HostError` (exit 2)."""
+def solution_of(table: Table, *, careful: bool = False) -> Solution:
+    """Check a solution's cells, as read; any problem is a `HostError` (exit 2).
+
+    The usual file (users in order, binary grades, every item listed, one stage a user)
+    takes short paths: a user column flagged sorted, the keys sorted alone, its users' rules
+    found without a group-by over stages and cells. `careful` takes none of them (each rule
+    an aggregate of a group-by, every sort a sort), for the tests that hold the short paths
+    to it: the same solution or the same report, whatever the file."""
     frame = table.frame
     words, columns = table.competition.words, table.competition.columns
-    pairs = "pairs" if table.competition == LOST_ITEMS else f"{words.item}s"
+    pairs = words.listed
     problems = list(table.problems)
     # The header holds at most one split column (`check_header`'s exclusive columns).
     splits = spec_of(Role.SOLUTION, table.competition).of_kind("stage")
     split = next((name for name in splits if name in frame.columns), None)
     frame = frame.select(
         "line",
-        "user_id",
-        "edition_id",
+        USER,
+        ITEM,
         (pl.col(split) if split else pl.lit(None, pl.String)).alias("stage"),
         # grades are 0..MAX_GRADE once judged: a byte each
         (pl.col("grade").fill_null(1) if "grade" in frame.columns else pl.lit(1))
         .cast(pl.Int8)
         .alias("grade"),
     )
-    if frame.get_column("user_id").has_nulls():  # filters copy: only when they remove rows
-        frame = frame.filter(pl.col("user_id").is_not_null())
-    if frame.get_column("user_id").is_sorted():  # the usual file: a group-by five times faster
-        frame = frame.with_columns(pl.col("user_id").set_sorted())
+    if frame.get_column(USER).has_nulls():  # filters copy: only when they remove rows
+        frame = frame.filter(pl.col(USER).is_not_null())
+    # One look at the user column's order, for every step that can use it.
+    grouped = not careful and frame.get_column(USER).is_sorted()
+    if grouped:  # the usual file: a group-by five times faster
+        frame = frame.with_columns(pl.col(USER).set_sorted())
     listed = frame
-    if frame.get_column("edition_id").has_nulls():
-        listed = frame.filter(pl.col("edition_id").is_not_null())
+    if frame.get_column(ITEM).has_nulls():
+        listed = frame.filter(pl.col(ITEM).is_not_null())
     packed = packable(listed)
-    if listed.select((pl.col("grade") != 1).any()).item():
-        lost = keyed(listed, "grade", packed=packed)
+    if careful or listed.select((pl.col("grade") != 1).any()).item():
+        lost = keyed(listed, "grade", packed=packed, grouped=grouped)
     else:  # binary grades (the usual case): sort the keys alone
-        lost = keyed(listed, packed=packed).with_columns(grade=pl.lit(1, pl.Int8))
+        lost = keyed(listed, packed=packed, grouped=grouped).with_columns(grade=pl.lit(1, pl.Int8))
     if repeats(lost):
         problems += duplicates(
             table,
@@ -86,7 +94,8 @@ def solution_of(table: Table) -> Solution:
             f"pair ({words.user} {{user}}, {words.item} {{value}})",
             ITEM,
         )
-    per_user = _per_user(frame)  # users in file order: messages and the targets follow it
+    # users in file order: messages and the targets follow it
+    per_user = _per_user(frame) if grouped else _grouped(frame)
     mixed = per_user.filter(pl.col("mixed"))
     problems.append(
         problem(
@@ -102,17 +111,17 @@ def solution_of(table: Table) -> Solution:
                     user=str(u),
                     column=split,
                 )
-                for u, ln in mixed.head(5).select("user_id", "line").rows()
+                for u, ln in mixed.head(5).select(USER, "line").rows()
             ],
         )
     )
     # An item id that could not be read is null too: judge empty rows once ids are clean.
     unread = any(p.code is Code.INVALID_ID for p in table.problems)
     both = (
-        frame.filter(pl.col("edition_id").is_null() & pl.lit(not unread))
-        .join(per_user.filter((pl.col("empty") > 0) & (pl.col("pairs") > 0)), on="user_id")
-        .group_by("user_id")
-        .agg(pl.col("line").min())  # the line of the empty edition_id
+        frame.filter(pl.col(ITEM).is_null() & pl.lit(not unread))
+        .join(per_user.filter((pl.col("empty") > 0) & (pl.col("pairs") > 0)), on=USER)
+        .group_by(USER)
+        .agg(pl.col("line").min())  # the line of the empty item
         .sort("line")
     )
     problems.append(
@@ -128,7 +137,7 @@ def solution_of(table: Table) -> Solution:
                     user=str(u),
                     column=columns.item,
                 )
-                for u, ln in both.head(5).select("user_id", "line").rows()
+                for u, ln in both.head(5).select(USER, "line").rows()
             ],
         )
     )
@@ -138,11 +147,11 @@ def solution_of(table: Table) -> Solution:
     if lost.select((pl.col("grade") <= 0).any()).item():
         lost = lost.filter(pl.col("grade") > 0)
     users = per_user.select(
-        "user_id", pl.col("stage").cast(pl.String), pl.col("n_relevant").cast(pl.Int64)
+        USER, pl.col("stage").cast(pl.String), pl.col("n_relevant").cast(pl.Int64)
     )
     return Solution(
         users=users,
-        pairs=lost.select("user_id", edition_of(packed).alias("edition_id"), "grade"),
+        pairs=lost.select(USER, item_of(packed).alias(ITEM), "grade"),
         has_split=split is not None,
         graded=bool(lost.select((pl.col("grade") != 1).any()).item()),
         competition=table.competition,
@@ -151,26 +160,26 @@ def solution_of(table: Table) -> Solution:
 
 def _per_user(frame: pl.DataFrame) -> pl.DataFrame:
     """One row a user: its first line, its stage, whether it has rows in more than one stage
-    (nulls aside), its empty item cells, its pairs and its relevant pairs, in file order.
+    (nulls aside), its empty item cells, its pairs and its relevant pairs, in file order;
+    `frame`'s users are in order (flagged sorted).
 
     The usual solution, with no empty cell and every grade above 0, has its users' rules
     found without a group-by over its stages and cells: a user's stages differ only where
     two of its rows in a row do (its rows together: a sorted user column), and every pair
     is relevant."""
-    users, items, stages = (frame.get_column(c) for c in ("user_id", "edition_id", "stage"))
+    items, stages = (frame.get_column(c) for c in (ITEM, "stage"))
     code = pl.col("stage").to_physical()  # a category's codes compare faster than its words
     usual = (
-        users.is_sorted()
-        and not items.has_nulls()
+        not items.has_nulls()
         and stages.null_count() in (0, stages.len())  # no split column: all null
         and bool(frame.select((pl.col("grade") > 0).all()).item())
         and not frame.select(
-            ((pl.col("user_id") == pl.col("user_id").shift()) & (code != code.shift())).any()
+            ((pl.col(USER) == pl.col(USER).shift()) & (code != code.shift())).any()
         ).item()
     )
     if usual:
         return (
-            frame.group_by("user_id")
+            frame.group_by(USER)
             .agg(
                 pl.col("line").first(),  # rows keep the file's order within a group
                 pl.col("stage").first(),
@@ -188,16 +197,16 @@ def _grouped(frame: pl.DataFrame) -> pl.DataFrame:
     """`_per_user` of any solution, each rule an aggregate of a group-by."""
     code = pl.col("stage").to_physical()
     return (
-        frame.group_by("user_id")
+        frame.group_by(USER)
         .agg(
             pl.col("line").min(),
             # Used only when every cell is valid (no stage is null): then the user's one stage.
             pl.col("stage").first(),
             # Nulls aside, more than one stage.
             (code.min() != code.max()).fill_null(False).alias("mixed"),
-            pl.col("edition_id").null_count().alias("empty"),
-            pl.col("edition_id").count().alias("pairs"),
-            ((pl.col("grade") > 0) & pl.col("edition_id").is_not_null()).sum().alias("n_relevant"),
+            pl.col(ITEM).null_count().alias("empty"),
+            pl.col(ITEM).count().alias("pairs"),
+            ((pl.col("grade") > 0) & pl.col(ITEM).is_not_null()).sum().alias("n_relevant"),
         )
         .sort("line")
     )

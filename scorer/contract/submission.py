@@ -9,7 +9,7 @@ from scorer.competition import LOST_ITEMS, Competition, Rows
 from scorer.contract.files import Role, duplicates, reading, spec_of
 from scorer.contract.solution import Solution
 from scorer.errors import Code, Issue, Problem, Report, SubmissionError, problem
-from scorer.keys import EDITION_BITS, packable, ranked, repeats
+from scorer.keys import ITEM_BITS, largest_user, packable, rank_rides, ranked, repeats
 from scorer.read import DEFAULT_LIMITS, ITEM, RANK, USER, Limits, Table, TableLike, read_table
 
 
@@ -35,11 +35,12 @@ def check_submission(
     listed = frame.filter(pl.col("position").is_not_null()) if empty else frame
     if packed is None:
         packed = packable(listed)
+    top = largest_user(listed) if packed and not table.problems else 0  # once, for both
     if packed and not table.problems and not empty:
-        blocks = _in_blocks(listed, targets, competition)
+        blocks = _in_blocks(listed, targets, competition, top)
         if blocks is not None:
             return blocks
-    rows = None if table.problems else ranked(listed, packed, competition.rank_bits)
+    rows = None if table.problems else ranked(listed, packed, competition.rank_bits, top)
     if rows is not None and not empty and _passes_screen(rows, targets, competition):
         return rows
     report = Report.of(table.file, [*table.problems, *_row_problems(table, targets)])
@@ -56,28 +57,29 @@ def check_against(table: Table, solution: Solution) -> pl.DataFrame:
 
 
 def _in_blocks(
-    listed: pl.DataFrame, targets: pl.Series, competition: Competition
+    listed: pl.DataFrame, targets: pl.Series, competition: Competition, top: int
 ) -> pl.DataFrame | None:
     """The usual valid file, checked and keyed as a matrix of one row a user: each user's k
     rows next to each other (the users in any order), judged cells, packable ids. Returns
     the rows as `ranked` gives them when every rule holds: k rows a user with the ranks
     1..k, no pair repeated, and the users exactly the targets; None when the file is laid
     out otherwise or any rule fails, for the general path to judge. Each user's keys are
-    sorted within its row, and rows by user, which sorts them all: no sort of the column."""
+    sorted within its row, and rows by user, which sorts them all: no sort of the column.
+    `top`: the largest user id (`largest_user`)."""
     k, n = competition.k, targets.len()
     if competition.rows is not Rows.EXACTLY or n == 0 or listed.height != n * k:
         return None
     bits = competition.rank_bits
-    if listed.select(pl.col(USER).max()).item() >= 1 << (63 - EDITION_BITS - bits):
+    if not rank_rides(top, bits):
         return None
     low = (1 << bits) - 1
-    key = (pl.col(USER) * (1 << EDITION_BITS) + pl.col(ITEM)) * (1 << bits) + (pl.col(RANK) - 1)
+    key = (pl.col(USER) * (1 << ITEM_BITS) + pl.col(ITEM)) * (1 << bits) + (pl.col(RANK) - 1)
     # One copy of the keys (a read column is in chunks: its numpy view is a copy anyway),
     # each row sorted in place: a row holds one user when its first and last keys do.
     keys = listed.select(key).to_series().to_numpy(writable=True).reshape(n, k)
     keys.sort(axis=1)
-    users = keys[:, 0] >> (EDITION_BITS + bits)
-    if not np.array_equal(users, keys[:, -1] >> (EDITION_BITS + bits)):
+    users = keys[:, 0] >> (ITEM_BITS + bits)
+    if not np.array_equal(users, keys[:, -1] >> (ITEM_BITS + bits)):
         return None  # a user's rows are not together
     if not (users[1:] > users[:-1]).all():
         order = np.argsort(users)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scorer.competition import LOST_ITEMS, Competition, Split, Stage
+from scorer.competition import LOST_ITEMS, USER, Competition, Split, Stage
 from scorer.contract import Role, Solution, reading
 from scorer.errors import (
     Code,
@@ -44,7 +44,7 @@ from scorer.leaderboard.worker import (
 )
 from scorer.prepared import solution_at
 from scorer.read import DEFAULT_LIMITS, Limits, Rejected, digest, snapshot
-from scorer.scoring import NoLost
+from scorer.scoring import NoLost, ScoreResult
 from scorer.version import __version__
 
 #: Called once before the first submission (done = 0, outcome None), then after each one.
@@ -292,7 +292,7 @@ def _record(
     public: float | None = None
     if result is not None:
         public, scores = result.public, result.to_dict()
-        values = aligned(result.per_user, ids, str(result.competition.metric))
+        values = aligned(result, ids)
         # A split's users are the solution's users of the stage of the same name.
         per_user = {split: values[stages == STAGE_CODES[Stage(split)]] for split in SPLITS}
     ident = runs.save(
@@ -352,8 +352,8 @@ class _Truth:
                     f"{self.path.name}: a leaderboard needs a public/private split; add a "
                     "'stage' (public/private) or 'Usage' (Public/Private) column"
                 )
-            users = solution.users.sort("user_id")
-            ids = users.get_column("user_id").to_numpy().astype(np.int64)
+            users = solution.users.sort(USER)
+            ids = users.get_column(USER).to_numpy().astype(np.int64)
             named = {str(k): v for k, v in STAGE_CODES.items() if k is not None}
             stages = (
                 users.select(
@@ -369,11 +369,12 @@ class _Truth:
         return self._solution, self._ids, self._stages
 
 
-def aligned(per_user: pl.DataFrame, ids: np.ndarray, metric: str = "ndcg") -> np.ndarray:
+def aligned(result: ScoreResult, ids: np.ndarray) -> np.ndarray:
     """Per-user values of the competition's metric placed at each user's position among the
     solution's sorted user ids; NaN for users the scorer left out (ignored, or excluded by
     the no-lost policy)."""
-    users = per_user.get_column("user_id").to_numpy()
+    competition = result.competition
+    users = result.per_user.get_column(competition.columns.user).to_numpy()
     values = np.full(ids.size, np.nan)
-    values[np.searchsorted(ids, users)] = per_user.get_column(metric).to_numpy()
+    values[np.searchsorted(ids, users)] = result.per_user.get_column(competition.metric).to_numpy()
     return values

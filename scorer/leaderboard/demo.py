@@ -12,7 +12,7 @@ import polars as pl
 
 from scorer.competition import LOST_ITEMS
 from scorer.leaderboard.boards import iso
-from scorer.synthetic import make_competition
+from scorer.synthetic import COLUMNS, make_competition
 
 #: The demo and the synthetic competitions are lost items: 20 ranked editions a user.
 K = LOST_ITEMS.k
@@ -37,36 +37,36 @@ class Entry:
 
 def oracle(submission: pl.DataFrame, solution: pl.DataFrame, users: pl.Series) -> pl.DataFrame:
     """Give `users` their lost editions first (up to K), then never-lost fillers: NDCG 1."""
-    chosen = pl.DataFrame({"user_id": users}).unique()
+    chosen = pl.DataFrame({COLUMNS.user: users}).unique()
     lost = (
-        solution.join(chosen, on="user_id")
-        .filter(pl.col("edition_id").is_not_null())
-        .select("user_id", "edition_id", pl.lit(0).alias("source"))
+        solution.join(chosen, on=COLUMNS.user)
+        .filter(pl.col(COLUMNS.item).is_not_null())
+        .select(COLUMNS.user, COLUMNS.item, pl.lit(0).alias("source"))
     )
     return _replace(submission, chosen, lost)
 
 
 def junk(submission: pl.DataFrame, users: pl.Series) -> pl.DataFrame:
     """Give `users` never-lost fillers only: NDCG 0."""
-    chosen = pl.DataFrame({"user_id": users}).unique()
-    none = pl.DataFrame(schema={"user_id": pl.Int64, "edition_id": pl.Int64, "source": pl.Int32})
+    chosen = pl.DataFrame({COLUMNS.user: users}).unique()
+    none = pl.DataFrame(schema={COLUMNS.user: pl.Int64, COLUMNS.item: pl.Int64, "source": pl.Int32})
     return _replace(submission, chosen, none)
 
 
 def _replace(submission: pl.DataFrame, chosen: pl.DataFrame, first: pl.DataFrame) -> pl.DataFrame:
     filler = chosen.join(
-        pl.DataFrame({"edition_id": JUNK, "source": pl.Series(np.ones(K, dtype=np.int32))}),
+        pl.DataFrame({COLUMNS.item: JUNK, "source": pl.Series(np.ones(K, dtype=np.int32))}),
         how="cross",
     )
     lists = (
         pl.concat([first.with_columns(pl.col("source").cast(pl.Int32)), filler])
-        .sort("user_id", "source", "edition_id")
-        .with_columns((pl.int_range(pl.len()).over("user_id") + 1).alias("rank"))
-        .filter(pl.col("rank") <= K)
-        .select("user_id", "edition_id", pl.col("rank").cast(pl.Int64))
+        .sort(COLUMNS.user, "source", COLUMNS.item)
+        .with_columns((pl.int_range(pl.len()).over(COLUMNS.user) + 1).alias(COLUMNS.rank))
+        .filter(pl.col(COLUMNS.rank) <= K)
+        .select(COLUMNS.user, COLUMNS.item, pl.col(COLUMNS.rank).cast(pl.Int64))
     )
-    kept = submission.join(chosen, on="user_id", how="anti")
-    return pl.concat([kept, lists]).sort("user_id", "rank")
+    kept = submission.join(chosen, on=COLUMNS.user, how="anti")
+    return pl.concat([kept, lists]).sort(COLUMNS.user, COLUMNS.rank)
 
 
 def make_demo(root: Path, *, n_users: int = DEMO_USERS, seed: int = 0) -> Path:
@@ -82,15 +82,15 @@ def make_demo(root: Path, *, n_users: int = DEMO_USERS, seed: int = 0) -> Path:
     """
     comp = make_competition(n_users, seed=seed)
     solution, base = comp.solution, comp.submission
-    users = solution.unique("user_id", maintain_order=True).select("user_id", "stage")
-    public = users.filter(pl.col("stage") == "public").get_column("user_id")
-    private = users.filter(pl.col("stage") == "private").get_column("user_id")
+    users = solution.unique(COLUMNS.user, maintain_order=True).select(COLUMNS.user, "stage")
+    public = users.filter(pl.col("stage") == "public").get_column(COLUMNS.user)
+    private = users.filter(pl.col("stage") == "private").get_column(COLUMNS.user)
     rng = np.random.default_rng(seed)
 
     def some(ids: pl.Series, share: float) -> pl.Series:
         return ids.sample(fraction=share, seed=int(rng.integers(1 << 31)))
 
-    everyone = users.get_column("user_id")
+    everyone = users.get_column(COLUMNS.user)
     alpha2 = oracle(base, solution, some(everyone, 0.15))
     files: dict[tuple[str, str], pl.DataFrame | str] = {
         ("alpha", "baseline.csv"): base,
@@ -98,11 +98,11 @@ def make_demo(root: Path, *, n_users: int = DEMO_USERS, seed: int = 0) -> Path:
         ("bravo", "overfit.csv"): oracle(base, solution, some(public, 0.4)),
         ("bravo", "damaged.csv"): junk(base, some(everyone, 0.2)),
         ("charlie", "copy.csv"): alpha2,
-        ("delta", "partial.csv"): base.join(users.head(30), on="user_id", how="anti"),
+        ("delta", "partial.csv"): base.join(users.head(30), on=COLUMNS.user, how="anti"),
         ("echo", "hidden-gem.csv"): junk(
             oracle(base, solution, some(private, 0.4)), some(public, 0.1)
         ),
-        ("echo", "semicolons.csv"): "user_id;edition_id;rank\n",
+        ("echo", "semicolons.csv"): f"{COLUMNS.user};{COLUMNS.item};{COLUMNS.rank}\n",
         ("foxtrot", "nudge.csv"): oracle(base, solution, some(everyone, 0.01)),
         ("golf", "nudge.csv"): oracle(base, solution, some(everyone, 0.012)),
         ("golf", "worse.csv"): junk(base, some(everyone, 0.3)),

@@ -35,9 +35,10 @@ CODE: Mapping[Kind, Code] = {
     "grade": Code.INVALID_GRADE,
 }
 
-#: What the rest of the scorer calls the user, item and rank columns, whatever a
-#: competition's files call them (`Competition.columns`): the read layer renames them.
-USER, ITEM, RANK = "user_id", "edition_id", "rank"
+#: What the rest of the scorer calls the user, item and rank columns: the spec's names.
+from scorer.competition import ITEM as ITEM  # noqa: E402
+from scorer.competition import RANK as RANK  # noqa: E402
+from scorer.competition import USER as USER  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,7 @@ def judge(
         _stage_names(name, values, spec)
         for name, values in stages.items()
         if any(value not in tuple(Stage) for value in values)
-    ).rename({k: v for k, v in spec.internal.items() if k in frame.columns})
+    ).rename({k: v for k, v in spec.internal.items() if k in kinds})  # the file's columns only
     return Table(
         file=file,
         frame=frame if "rank" in kinds.values() else _flag_sorted(frame),
