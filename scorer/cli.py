@@ -10,7 +10,6 @@ from typing import Annotated, Any
 
 import typer
 
-from scorer.version import __version__
 from scorer.adapters import codabench as codabench_adapter
 from scorer.api import score as score_submission
 from scorer.api import validate as validate_submission
@@ -37,6 +36,7 @@ from scorer.shell import (
     fail,
     guarded,
 )
+from scorer.version import __version__
 from scorer.write import output_kind, write_table
 
 app = typer.Typer(
