@@ -21,7 +21,6 @@ from scorer import Code, HostError, Report, SubmissionError
 from scorer.competition import LOST_ITEMS
 from scorer.contract import read_submission
 from scorer.contract.submission import _passes_screen, _row_problems
-from scorer.errors import STRUCTURAL
 from scorer.keys import keyed, packable, ranked
 
 TARGETS = [1, 2, 3]
@@ -558,7 +557,7 @@ def test_validate_agrees_with_the_reference(
         assert _found(lambda: scorer.validate(path, targets=targets_frame(targets))) == expected
         # The screen alone, on a file whose rows can be judged and whose cells all parse: it
         # passes exactly when the detailed rules find nothing.
-        if not (expected.keys() & STRUCTURAL):
+        if not (expected.keys() & ref.STRUCTURAL):
             read = read_submission(path)
             users = targets_frame(targets).get_column("user_id")
             if not read.problems:
