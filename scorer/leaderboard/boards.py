@@ -213,7 +213,7 @@ def build(store: Store, phase: Phase, *, resamples: int = RESAMPLES, seed: int =
         seed=seed,
         competition=store.competition().name,
         as_of=shown.finished_at if shown is not None else None,
-        stale=_stale(shown, store.unfinished()),
+        stale=staleness(shown, store.unfinished()),
     )
 
 
@@ -302,7 +302,7 @@ def _unranked(records: Sequence[Record], ranked: set[str]) -> tuple[Unranked, ..
     )
 
 
-def _stale(shown: Run | None, newer: Run | None) -> Stale | None:
+def staleness(shown: Run | None, newer: Run | None) -> Stale | None:
     """Why the shown boards are stale, if a run started after them has not finished."""
     if newer is None:
         return None
