@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 from generate import DEFAULT_WORK, K100, MISSES, SCHEMAS, generate, make_k100
-from run import (
+from report import NOISE
+from runner import (
     BASELINES,
     HERE,
-    NOISE,
     OLD_SCORER,
     PYTHON,
     ROOT,

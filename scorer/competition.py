@@ -9,7 +9,6 @@ a TOML file by `Competition.load` (see task.md, "Other competitions").
 
 from __future__ import annotations
 
-import hashlib
 import json
 import tomllib
 from collections.abc import Mapping
@@ -165,10 +164,13 @@ class Competition:
         data["splits"]["columns"] = list(self.splits.columns)
         return {key: str(v) if isinstance(v, StrEnum) else v for key, v in data.items()}
 
-    def fingerprint(self) -> str:
-        """A hash of every rule: a leaderboard's cache is valid for one spec only."""
-        text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+    def fingerprint(self, **options: object) -> str:
+        """The one key of what is judged under this competition: every rule, and each option
+        given that can change a result, as canonical JSON (`{"competition": …, **options}`,
+        keys sorted, no spaces). A prepared solution holds for one key (with the scorer's
+        version), a leaderboard's verdicts for one (with its no-lost policy and limits)."""
+        rules = {"competition": self.to_dict(), **options}
+        return json.dumps(rules, sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def load(cls, path: Path | str) -> Competition:

@@ -66,30 +66,6 @@ class Code(StrEnum):
     TEAM_NAME_CLASH = "team_name_clash"
 
 
-#: Codes that make the rest of a file unreadable; a report holding one holds nothing else.
-STRUCTURAL = frozenset(
-    {
-        Code.FILE_NOT_FOUND,
-        Code.NOT_A_FILE,
-        Code.FILE_TOO_LARGE,
-        Code.FILE_EMPTY,
-        Code.FILE_FORMAT,
-        Code.FILE_ENCODING,
-        Code.FILE_CORRUPT,
-        Code.UNSUPPORTED_COMPRESSION,
-        Code.TOO_MANY_ROWS,
-        Code.TOO_LARGE_FOR_MEMORY,
-        Code.TOO_MANY_COLUMNS,
-        Code.NO_ROWS,
-        Code.BAD_DELIMITER,
-        Code.MISSING_COLUMN,
-        Code.UNKNOWN_COLUMN,
-        Code.DUPLICATE_COLUMN,
-        Code.COLUMN_TYPE,
-    }
-)
-
-
 def shorten(value: object) -> str:
     """A value as a participant typed it, cut to `MAX_VALUE_CHARS` with its full length noted."""
     text = str(value)

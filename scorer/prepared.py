@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import polars as pl
 
-from scorer import version
+import scorer.version as version
 from scorer.competition import ITEM, LOST_ITEMS, USER, Competition
 from scorer.contract import Role, Solution, read_solution, reading
 from scorer.errors import Code, FileSystemError, HostError, ScorerError, UsageError, single
@@ -86,11 +86,10 @@ class PreparedInfo:
         }
 
 
-def fingerprint(competition: Competition) -> str:
-    """sha256 of every rule of the competition and of the scorer's version: what a prepared
-    solution was checked by, and is valid for only."""
-    rules = {"competition": competition.to_dict(), "scorer_version": version.__version__}
-    text = json.dumps(rules, sort_keys=True, separators=(",", ":"))
+def _key(competition: Competition) -> str:
+    """sha256 of the competition's key under this scorer's version: what a prepared solution
+    was checked by, and is valid for only (a hash keeps `prepared.json` short)."""
+    text = competition.fingerprint(scorer_version=version.__version__)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -167,7 +166,7 @@ def prepare(
             "sha256": sha256,
         },
         "competition": competition.to_dict(),
-        "fingerprint": fingerprint(competition),
+        "fingerprint": _key(competition),
         "has_split": solution.has_split,
         "graded": solution.graded,
         "frames": {name: _describe(frame) for name, frame in frames.items()},
@@ -318,7 +317,7 @@ def _get(record: dict[str, Any], file: str, *keys: str, kind: type | tuple[type,
 
 def _fresh(record: dict[str, Any], file: str, competition: Competition) -> None:
     """Refuse a prepared file made under other rules, or from a source whose bytes changed."""
-    if _get(record, file, "fingerprint", kind=str) != fingerprint(competition):
+    if _get(record, file, "fingerprint", kind=str) != _key(competition):
         made = _get(record, file, "competition", "name", kind=str)
         made_by = _get(record, file, "scorer_version", kind=str)
         raise _stale(

@@ -14,8 +14,8 @@ from polars.exceptions import PanicException
 from typer.core import TyperGroup
 
 from scorer.competition import LOST_ITEMS, Competition
+from scorer.envelope import Status, envelope
 from scorer.errors import Failure, FileSystemError, ScorerError, error_object
-from scorer.schemas import Status, envelope
 
 #: Exit codes, stable for automation; each goes with one JSON `status`.
 OK, REJECTED, HOST, INTERRUPTED = 0, 1, 2, 130

@@ -338,6 +338,29 @@ def _means(users: list[UserScore]) -> dict[str, float] | None:
 #: Lost items' submission columns; another competition's are its rules' user, item and rank.
 SUBMISSION_COLUMNS = ("user_id", "edition_id", "rank")
 
+#: Codes that make the rest of a file unreadable: a report holding one holds nothing else.
+STRUCTURAL = frozenset(
+    {
+        "file_not_found",
+        "not_a_file",
+        "file_too_large",
+        "file_empty",
+        "file_format",
+        "file_encoding",
+        "file_corrupt",
+        "unsupported_compression",
+        "too_many_rows",
+        "too_large_for_memory",
+        "too_many_columns",
+        "no_rows",
+        "bad_delimiter",
+        "missing_column",
+        "unknown_column",
+        "duplicate_column",
+        "column_type",
+    }
+)
+
 
 def _id(cell: str) -> int | None:
     """A non-negative integer written in ASCII digits that fits 64 bits, or None."""

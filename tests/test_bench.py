@@ -1,5 +1,6 @@
-"""bench/run.py's pure parts: the targets table, the README's performance block, the careful
-twins; and one small run end to end. No timing is asserted: speed is the benchmark's report."""
+"""bench/run.py's pure parts (bench/report.py): the targets table, the README's performance
+block, the careful twins; and one small run end to end. No timing is asserted: speed is the
+benchmark's report."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def bench(name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
-run, generate = bench("run"), bench("generate")
+report, generate = bench("report"), bench("generate")
 
 
 def row(name: str, wall: float, rss_mb: float = 1000.0) -> dict[str, Any]:
@@ -75,7 +76,7 @@ MILLION = [
 
 
 def verdicts(rec: dict[str, Any]) -> dict[str, tuple[str, bool | None]]:
-    return {t.what: (t.figure, t.met) for t in run.targets(rec["runs"])}
+    return {t.what: (t.figure, t.met) for t in report.targets(rec["runs"])}
 
 
 def test_targets_met_and_not_met_from_the_figures() -> None:
@@ -95,16 +96,16 @@ def test_targets_met_and_not_met_from_the_figures() -> None:
     assert got["1M users: one quoted cell ≤ 1.5× its clean twin"][1] is True
     spaced = got["1M users: a space after one value (the careful reader), against its clean twin"]
     assert spaced == (f"20.00 s / 7.10 s = {20 / 7.1:.2f}×", None)  # reported, no target
-    slower = got[f"1M users: the careful reader not slower, {run.SLOWER}"]
+    slower = got[f"1M users: the careful reader not slower, {report.SLOWER}"]
     assert slower[1] is False  # 20 / 19 = 1.053 > 1 + NOISE
 
 
 def test_a_target_without_its_figures_is_not_measured() -> None:
     got = verdicts(record(s1000000=MILLION))
     for what in (
-        f"100k users: not slower, {run.SLOWER}",
-        f"K = 100, 200k users: not slower, {run.SLOWER}",
-        f"10M users in parts: not slower, {run.SLOWER}",
+        f"100k users: not slower, {report.SLOWER}",
+        f"K = 100, 200k users: not slower, {report.SLOWER}",
+        f"10M users in parts: not slower, {report.SLOWER}",
         "10M users in parts: peak RSS ≤ 4 GiB",
     ):
         assert got[what] == ("not measured", None)
@@ -114,7 +115,7 @@ def test_ten_million_in_parts_against_the_budget_and_before() -> None:
     ten = [row("scorer_csv", 200.0, rss_mb=3500), row("before_csv", 210.0, rss_mb=3400)]
     got = verdicts(record(s10000000=ten))
     assert got["10M users in parts: peak RSS ≤ 4 GiB"] == ("3,500 MB", True)
-    assert got[f"10M users in parts: not slower, {run.SLOWER}"][1] is True
+    assert got[f"10M users in parts: not slower, {report.SLOWER}"][1] is True
     ten[0]["rss_mb"] = 4097
     assert verdicts(record(s10000000=ten))["10M users in parts: peak RSS ≤ 4 GiB"][1] is False
 
@@ -122,33 +123,33 @@ def test_ten_million_in_parts_against_the_budget_and_before() -> None:
 def test_the_report_has_every_size_and_the_targets_table() -> None:
     rec = record(s1000000=MILLION, **{"sk100-200000": [row("scorer_csv", 5), row("before_csv", 4)]})
     rec["runs"][1]["title"] = "k = 100, 200,000 users"
-    text = run.render(rec)
+    text = report.render(rec)
     assert "## 1,000,000 users" in text and "## k = 100, 200,000 users" in text
     assert "## Targets (issue 16)\n\n| target | figure | met |" in text
     assert (
-        f"| K = 100, 200k users: not slower, {run.SLOWER} | 5.00 s / 4.00 s = 1.25× | **not met** |"
-        in text
+        f"| K = 100, 200k users: not slower, {report.SLOWER} | 5.00 s / 4.00 s = 1.25× "
+        "| **not met** |" in text
     )
     assert rec["info"]["date"] == "2026-12-03 15:00 UTC"  # rendering changes nothing
 
 
 def test_the_readme_block_is_regenerated_in_place() -> None:
     rec = record(s1000000=MILLION)
-    text = f"# x\n\n{run.MARKERS[0]}\nold\n{run.MARKERS[1]}\n\nafter\n"
-    once = run.with_block(text, run.readme_block(rec))
-    assert run.with_block(once, run.readme_block(rec)) == once
-    assert once.startswith(f"# x\n\n{run.MARKERS[0]}\n") and once.endswith(
-        f"{run.MARKERS[1]}\n\nafter\n"
+    text = f"# x\n\n{report.MARKERS[0]}\nold\n{report.MARKERS[1]}\n\nafter\n"
+    once = report.with_block(text, report.readme_block(rec))
+    assert report.with_block(once, report.readme_block(rec)) == once
+    assert once.startswith(f"# x\n\n{report.MARKERS[0]}\n") and once.endswith(
+        f"{report.MARKERS[1]}\n\nafter\n"
     )
-    assert "old" not in once and "\n".join(run.targets_table(rec["runs"])) in once
+    assert "old" not in once and "\n".join(report.targets_table(rec["runs"])) in once
     with pytest.raises(SystemExit):
-        run.with_block("# no markers\n", run.readme_block(rec))
+        report.with_block("# no markers\n", report.readme_block(rec))
 
 
 def test_the_readme_shows_the_saved_results() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     saved = json.loads((BENCH / "RESULTS.json").read_text(encoding="utf-8"))
-    assert run.with_block(readme, run.readme_block(saved)) == readme
+    assert report.with_block(readme, report.readme_block(saved)) == readme
 
 
 CLEAN = b"user_id,edition_id,rank\n100000,1004,1\n100000,1005,2\n100001,1006,1\n"

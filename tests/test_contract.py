@@ -24,7 +24,6 @@ from scorer.competition import LOST_ITEMS
 from scorer.contract import Role, Solution, read_submission, solution_of
 from scorer.contract.files import read_as
 from scorer.contract.submission import _passes_screen, _row_problems
-from scorer.errors import STRUCTURAL
 from scorer.keys import keyed, packable, ranked
 from scorer.read import DEFAULT_LIMITS
 
@@ -562,7 +561,7 @@ def test_validate_agrees_with_the_reference(
         assert _found(lambda: scorer.validate(path, targets=targets_frame(targets))) == expected
         # The screen alone, on a file whose rows can be judged and whose cells all parse: it
         # passes exactly when the detailed rules find nothing.
-        if not (expected.keys() & STRUCTURAL):
+        if not (expected.keys() & ref.STRUCTURAL):
             read = read_submission(path)
             users = targets_frame(targets).get_column("user_id")
             if not read.problems:

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from reference import STRUCTURAL
 from typer.testing import CliRunner
 
 from scorer.cli import app
-from scorer.errors import STRUCTURAL, Code
+from scorer.errors import Code
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 MANIFEST: dict[str, Any] = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
@@ -105,8 +106,8 @@ def check_report(report: dict[str, Any], case: dict[str, Any]) -> None:
     codes = [p["code"] for p in report["problems"]]
     assert codes == sorted(case["codes"], key=ORDER.__getitem__), case["what"]
     assert codes == sorted(codes, key=ORDER.__getitem__)
-    if set(codes) & {str(c) for c in STRUCTURAL}:
-        assert set(codes) <= {str(c) for c in STRUCTURAL}, "a structural problem comes alone"
+    if set(codes) & STRUCTURAL:
+        assert set(codes) <= STRUCTURAL, "a structural problem comes alone"
     assert report["total"] == sum(p["count"] for p in report["problems"])
     for found in report["problems"]:
         code = found["code"]
@@ -158,6 +159,7 @@ def test_the_corpus_is_large_enough() -> None:
     assert len(broken) >= 40
     covered = {code for case in CASES for code in case["codes"]}
     assert covered == {str(code) for code in Code} - LOG_ONLY, "every code has a corpus file"
+    assert covered >= STRUCTURAL, "every structural code is checked to come alone"
 
 
 @pytest.mark.parametrize("case", SUBMISSION_CASES)

@@ -19,8 +19,9 @@ from typer.testing import CliRunner
 import scorer
 from scorer import cli
 from scorer.cli import app
+from scorer.envelope import SCHEMA_VERSION, Status
 from scorer.errors import Failure
-from scorer.schemas import COMMANDS, SCHEMA_VERSION, Status, build, file_name, schema
+from scorer.schemas import COMMANDS, build, file_name, schema
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,17 +17,21 @@ from typer.testing import CliRunner
 
 import scorer
 from scorer.cli import app
+from scorer.competition import LOST_ITEMS
 from scorer.errors import Code
 from scorer.leaderboard import batch, worker
 from scorer.leaderboard.batch import SolutionMismatch
-from scorer.leaderboard.boards import Phase, load
+from scorer.leaderboard.boards import Phase, load, staleness
 from scorer.leaderboard.demo import make_demo
 from scorer.leaderboard.manifest import ManifestError, read_log
 from scorer.leaderboard.render import render
 from scorer.leaderboard.results import BatchResult
+from scorer.leaderboard.store import Fingerprint, Run
 from scorer.schemas import schema
 
 runner = CliRunner()
+#: A run's times and counts, where only its fingerprint matters.
+RUN = (datetime(2026, 1, 1, tzinfo=UTC), None, 12, 0)
 FILES = 12
 REJECTED = 2
 
@@ -174,6 +179,22 @@ def test_during_a_rescore_the_previous_boards_are_shown_stale(
     after = json.loads(shown(copy))
     assert after["stale"] is None
     assert after["as_of"] > before["as_of"]
+
+
+def test_a_run_is_keyed_by_the_competitions_fingerprint(world: Path) -> None:
+    """The stored config is `Competition.fingerprint` of the run's options, the one key that
+    prepared files use too; a config that differs in its spacing alone names no option."""
+    with sqlite3.connect(world / "board.db") as db:
+        (config,) = db.execute("SELECT config FROM fingerprints").fetchone()
+    options = json.loads(config)
+    del options["competition"]
+    assert config == LOST_ITEMS.fingerprint(**options)
+    shown = Run(1, Fingerprint("a", "1", json.dumps(json.loads(config), sort_keys=True)), *RUN)
+    newer = Run(2, Fingerprint("a", "1", config), *RUN)
+    assert staleness(shown, newer).reasons == ("new or changed submissions",)
+    options["no_lost"] = "exclude"
+    newer = Run(2, Fingerprint("a", "1", LOST_ITEMS.fingerprint(**options)), *RUN)
+    assert staleness(shown, newer).reasons == ("new options (no_lost)",)
 
 
 # -- the log and the counts ---------------------------------------------------------------------

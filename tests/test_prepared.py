@@ -3,6 +3,7 @@ and exit code, once its source, its rules or its own bytes are not what it recor
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -28,7 +29,7 @@ from scorer.cli import app
 from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import Solution, read_solution
 from scorer.errors import Code, HostError
-from scorer.prepared import FORMAT_VERSION, fingerprint, is_prepared, load, prepare
+from scorer.prepared import FORMAT_VERSION, is_prepared, load, prepare
 from scorer.schemas import schema
 from scorer.synthetic import make_competition
 
@@ -240,7 +241,10 @@ def test_prepare_says_what_it_wrote(tmp_path: Path) -> None:
         assert {i.compress_type for i in archive.infolist()} == {zipfile.ZIP_STORED}
         record = json.loads(archive.read("prepared.json"))
     assert record["format_version"] == FORMAT_VERSION
-    assert record["fingerprint"] == fingerprint(LOST_ITEMS)
+    # The competition's key under this scorer's version, hashed as files before it were.
+    rules = {"competition": LOST_ITEMS.to_dict(), "scorer_version": scorer.__version__}
+    text = json.dumps(rules, sort_keys=True, separators=(",", ":"))
+    assert record["fingerprint"] == hashlib.sha256(text.encode()).hexdigest()
     assert record["source"]["sha256"] == sha
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
     source.chmod(0o640)

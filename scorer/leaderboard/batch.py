@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import shutil
 import tempfile
 from collections.abc import Callable, Generator, Iterator, Sequence
@@ -57,19 +56,6 @@ class SolutionMismatch(ScorerError):
 
     exit_code = 2
     failure = Failure.SOLUTION_MISMATCH
-
-
-def config_of(no_lost: NoLost, limits: Limits, competition: Competition = LOST_ITEMS) -> str:
-    """Every option that can change a score or a verdict, the competition's rules included,
-    as stable JSON (part of the key)."""
-    return json.dumps(
-        {
-            "competition": competition.to_dict(),
-            "no_lost": str(no_lost),
-            "limits": dataclasses.asdict(limits),
-        },
-        sort_keys=True,
-    )
 
 
 def file_hash(path: Path, limits: Limits = DEFAULT_LIMITS) -> str | None:
@@ -174,7 +160,9 @@ def score_entries(
     if isolation.workers and isolation.budget < limits.max_memory:  # plan within the budget
         limits = dataclasses.replace(limits, max_memory=isolation.budget)
     truth = _Truth(solution, competition, limits, store)
-    fingerprint = Fingerprint(truth.digest, __version__, config_of(policy, limits, competition))
+    # Every option that can change a score or a verdict, the competition's rules included.
+    config = competition.fingerprint(no_lost=str(policy), limits=dataclasses.asdict(limits))
+    fingerprint = Fingerprint(truth.digest, __version__, config)
     if not runs.has_solution(store, truth.digest):
         truth.load()  # a new solution: check it before anything is recorded under its hash
     watch = not force and not runs.is_published(store, fingerprint)

@@ -213,7 +213,7 @@ def build(store: Store, phase: Phase, *, resamples: int = RESAMPLES, seed: int =
         seed=seed,
         competition=store.competition().name,
         as_of=shown.finished_at if shown is not None else None,
-        stale=_stale(shown, store.unfinished()),
+        stale=staleness(shown, store.unfinished()),
     )
 
 
@@ -302,7 +302,7 @@ def _unranked(records: Sequence[Record], ranked: set[str]) -> tuple[Unranked, ..
     )
 
 
-def _stale(shown: Run | None, newer: Run | None) -> Stale | None:
+def staleness(shown: Run | None, newer: Run | None) -> Stale | None:
     """Why the shown boards are stale, if a run started after them has not finished."""
     if newer is None:
         return None
@@ -315,11 +315,11 @@ def _stale(shown: Run | None, newer: Run | None) -> Stale | None:
             reasons.append("a new solution")
         if new.scorer_version != old.scorer_version:
             reasons.append(f"scorer {new.scorer_version} (was {old.scorer_version})")
-        if new.config != old.config:
-            before, after = json.loads(old.config), json.loads(new.config)
-            changed = sorted(
-                k for k in before.keys() | after.keys() if before.get(k) != after.get(k)
-            )
+        # Compared as values: a database written before the key was compact JSON
+        # (`Competition.fingerprint`) differs in its spaces only.
+        before, after = json.loads(old.config), json.loads(new.config)
+        changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+        if changed:
             reasons.append(f"new options ({', '.join(changed)})")
         if not reasons:
             reasons.append("new or changed submissions")

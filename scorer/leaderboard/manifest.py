@@ -51,32 +51,6 @@ MAX_SELECTION_BYTES = 64 << 10
 OUTSIDE = "is a symbolic link that leads out of the team's folder; it is not followed"
 
 
-#: The codes the reader can report; `task.md` documents each for the log.
-MANIFEST_CODES = frozenset(
-    {
-        Code.FILE_NOT_FOUND,
-        Code.NOT_A_FILE,
-        Code.FILE_EMPTY,
-        Code.FILE_ENCODING,
-        Code.FILE_FORMAT,
-        Code.MISSING_COLUMN,
-        Code.UNKNOWN_COLUMN,
-        Code.DUPLICATE_COLUMN,
-        Code.FIELD_COUNT,
-        Code.EMPTY_VALUE,
-        Code.INVALID_TIME,
-        Code.INVALID_FLAG,
-        Code.DUPLICATE_SUBMISSION,
-        Code.TOO_MANY_SELECTED,
-        Code.UNKNOWN_SELECTION,
-        Code.SUBMISSION_NOT_FOUND,
-        Code.TEAM_NAME_CHARACTER,
-        Code.TEAM_NAME_TOO_LONG,
-        Code.TEAM_NAME_CLASH,
-    }
-)
-
-
 class ManifestError(HostError):
     """The organiser's submission log is broken: every problem, grouped by code (exit 2)."""
 

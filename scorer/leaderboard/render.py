@@ -11,12 +11,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from scorer.envelope import Status, envelope
 from scorer.errors import UsageError
 from scorer.leaderboard.boards import Boards
 from scorer.leaderboard.literal import markdown, neutralised
 from scorer.leaderboard.page import page
 from scorer.leaderboard.wording import boards_of, cells, columns, heading, notes, title
-from scorer.schemas import Status, envelope
 
 
 class Format(StrEnum):

@@ -1,49 +1,25 @@
-"""The JSON contract: every `--json` output is one object in an envelope, and a JSON Schema
-for each command's output ships beside this module (`scorer schema COMMAND` prints one).
+"""The JSON contract: a JSON Schema for each command's `--json` output (in the envelope of
+`scorer.envelope`) ships beside this module (`scorer schema COMMAND` prints one).
 
 The schemas are built here, from the same vocabularies the code uses (`Failure`, `Code`,
-`Status`), and written to the package's `*.json` files; a test keeps the files equal to what
-`build` returns, so the shipped schema can never drift from the code."""
+`Status`, the leaderboard's `Phase` and verdicts), and written to the package's `*.json` files;
+a test keeps the files equal to what `build` returns, so the shipped schema can never drift
+from the code. Describing every command's output, this package sits above them all."""
 
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from importlib import resources
 from typing import Any
 
+from scorer.envelope import SCHEMA_VERSION, Status
 from scorer.errors import Code, Failure
 from scorer.leaderboard.boards import Phase
 from scorer.leaderboard.schema import Status as Verdict
 from scorer.scoring import NoLost
-from scorer.version import __version__
-
-#: Raised when a key is removed or changes meaning; adding a key keeps the version.
-SCHEMA_VERSION = 1
-
-
-class Status(StrEnum):
-    """`status` of every JSON output; each goes with one exit code."""
-
-    OK = "ok"  # exit 0
-    REJECTED = "rejected"  # exit 1
-    ERROR = "error"  # exit 2
-    INTERRUPTED = "interrupted"  # exit 130
-
 
 #: The commands with `--json`, as a user types them after `scorer`.
 COMMANDS = ("score", "validate", "prepare", "leaderboard score", "leaderboard show")
-
-
-def envelope(command: str, status: Status, payload: dict[str, Any]) -> dict[str, Any]:
-    """A command's JSON output: what every output has first, then the command's own keys."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "scorer_version": __version__,
-        "command": command,
-        "status": str(status),
-        **payload,
-    }
 
 
 def schema(command: str) -> dict[str, Any]:
