@@ -22,8 +22,9 @@ PACKAGE = ROOT / "scorer"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("scorer.version",),
     ("scorer.errors",),
-    ("scorer.envelope", "scorer.metrics", "scorer.keys"),
+    ("scorer.envelope", "scorer.metrics"),
     ("scorer.competition",),
+    ("scorer.keys",),  # packs (user, item) keys: the spec names their columns
     ("scorer.read.*",),
     ("scorer.write", "scorer.synthetic", "scorer.ndcg_json"),
     ("scorer.contract.*",),
