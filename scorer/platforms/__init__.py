@@ -1,1 +1,1 @@
-"""Adapters for competition platforms: Kaggle, CodaBench/CodaLab and EvalAI."""
+"""Competition platforms (Kaggle, CodaBench/CodaLab, EvalAI): what runs there and its kit."""

@@ -1,12 +1,10 @@
-"""Deployment kits: `scorer kit kaggle|codabench|evalai` writes what an organiser uploads."""
+"""What every platform shares: the kit's checked inputs, its templates, and the host failure."""
 
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 import struct
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from importlib import resources
@@ -14,13 +12,36 @@ from pathlib import Path
 
 import polars as pl
 
-from scorer import version
-from scorer.api import score as score_submission
-from scorer.competition import LOST_ITEMS, Competition, Split
-from scorer.contract import Solution, read_solution, read_targets
-from scorer.errors import UsageError
+from scorer.competition import ITEM, USER, Competition, Split, Stage
+from scorer.contract import Solution
+from scorer.errors import Failure, ScorerError
 
-__all__ = ["Kit", "Platform", "build"]
+__all__ = ["HOST_MESSAGE", "HostVisibleError", "Kit", "Platform", "logo", "template"]
+
+#: What a participant reads when the organisers' side failed (their files, the system or the
+#: scorer): the one message every platform shows for it; the details go to the organisers.
+HOST_MESSAGE = (
+    "the submission could not be scored because of a problem in the organisers' files or "
+    "the scorer, not in the submission; the organisers have the details"
+)
+
+
+class HostVisibleError(ScorerError):
+    """The organisers' side failed, never the submission: its message is `HOST_MESSAGE`, safe
+    for participants, and `details` says what failed, for the organisers only.
+
+    Named as Kaggle's metric utilities name the error they show to the host only: Kaggle
+    routes a metric's errors by class name, and would show any other class's digit-free
+    message of an all-numeric solution to the participant. Kaggle's message reaches the host
+    alone, so there (`host_only`) the message is the details themselves.
+    """
+
+    exit_code = 2
+    failure = Failure.ORGANISER_FILE_BROKEN
+
+    def __init__(self, details: str, *, host_only: bool = False) -> None:
+        super().__init__(details if host_only else HOST_MESSAGE)
+        self.details = details
 
 
 class Platform(StrEnum):
@@ -45,7 +66,9 @@ class Kit:
 
     @property
     def title(self) -> str:
-        return "Lost items" if self.competition == LOST_ITEMS else self.competition.name
+        """The competition's name as a title: its first letter in capitals."""
+        name = self.competition.name
+        return name[:1].upper() + name[1:]
 
     @property
     def split_users(self) -> dict[str, int]:
@@ -56,21 +79,34 @@ class Kit:
         }
 
     def sample(self) -> pl.DataFrame:
-        """A wide sample submission: every target user with the placeholder ids 1..k (valid,
-        scoring 0): derived from nothing hidden."""
+        """A wide sample submission in the competition's columns: every target user with the
+        placeholder ids 1..k (valid, scoring 0): derived from nothing hidden."""
+        columns = self.competition.columns
         ids = " ".join(str(i) for i in range(1, self.competition.k + 1))
         return pl.DataFrame(
-            {"user_id": self.targets, "edition_ids": [ids] * self.targets.len()},
-            schema={"user_id": pl.Int64, "edition_ids": pl.String},
+            {columns.user: self.targets, columns.list: [ids] * self.targets.len()},
+            schema={columns.user: pl.Int64, columns.list: pl.String},
         )
 
+    def target_users(self) -> pl.DataFrame:
+        """The targets file: one column, the users, named as the competition's files name it."""
+        return pl.DataFrame({self.competition.columns.user: self.targets})
+
     def long(self) -> pl.DataFrame:
-        """The solution as long rows (user_id, edition_id, stage), whatever form it came in;
-        a user with no lost item has one row with an empty edition_id."""
-        users = self.solution.users.select("user_id", "stage")
-        pairs = self.solution.pairs.select("user_id", "edition_id")
-        return users.join(pairs, on="user_id", how="left", maintain_order="left").select(
-            "user_id", "edition_id", "stage"
+        """The solution as long rows (user, item, split) in the competition's columns and
+        split words, whatever form it came in; a user with no item has one row with an empty
+        item."""
+        rules = self.competition
+        users = self.solution.users.select(USER, "stage")
+        pairs = self.solution.pairs.select(USER, ITEM)
+        words = {stage.value: getattr(rules.splits, stage.value) for stage in Stage}
+        return (
+            users.join(pairs, on=USER, how="left", maintain_order="left")
+            .select(
+                pl.col(USER).alias(rules.columns.user),
+                pl.col(ITEM).alias(rules.columns.item),
+                pl.col("stage").replace_strict(words).alias(rules.splits.columns[0]),
+            )
         )
 
     def write(self, relative: str, text: str) -> Path:
@@ -82,7 +118,8 @@ class Kit:
 
 def template(name: str, **values: str) -> str:
     """A file of `templates/` with each `@@KEY@@` replaced by its value."""
-    text = resources.files("scorer.kits").joinpath("templates", name).read_text(encoding="utf-8")
+    folder = resources.files("scorer.platforms").joinpath("templates")
+    text = folder.joinpath(name).read_text(encoding="utf-8")
     for key, value in values.items():
         text = text.replace(f"@@{key.upper()}@@", value)
     if "@@" in text:
@@ -105,70 +142,3 @@ def logo() -> bytes:
         + chunk(b"IDAT", zlib.compress(rows))
         + chunk(b"IEND", b"")
     )
-
-
-def build(
-    platform: Platform | str,
-    solution: Path,
-    out: Path,
-    *,
-    targets: Path | None = None,
-    competition: Path | None = None,
-    image: str | None = None,
-    start: dt.date | None = None,
-    end: dt.date | None = None,
-) -> list[Path]:
-    """Check the organiser's files and write the platform's kit into `out`; the files written.
-
-    The solution is read and a placeholder submission scored against it first, so a broken
-    solution is the organiser's error here, with every detail, never a participant's later.
-    """
-    platform = Platform(platform)
-    rules = LOST_ITEMS if competition is None else Competition.load(competition)
-    if platform != Platform.CODABENCH and rules != LOST_ITEMS:
-        raise UsageError(
-            f"--competition: the {platform} kit scores the lost-items competition only; the "
-            "codabench kit takes other competitions"
-        )
-    truth = read_solution(solution, competition=rules)
-    users = truth.targets
-    if targets is not None:
-        listed = read_targets(targets, competition=rules)
-        if set(listed.to_list()) != set(users.to_list()):
-            raise UsageError(f"{targets}: its users are not the solution's target users")
-        users = listed
-    if not truth.has_split:
-        raise UsageError(
-            f"{solution}: the solution has no split column (stage or Usage); a competition "
-            "kit needs public and private users"
-        )
-    begin = start or dt.date.today()
-    kit = Kit(
-        solution_path=solution,
-        solution=truth,
-        targets=users,
-        competition=rules,
-        competition_path=competition,
-        out=out,
-        image=image or f"YOUR_REGISTRY_USER/ranklist-scorer:{version.__version__}",
-        start=begin,
-        end=end or begin + dt.timedelta(days=60),
-    )
-    if kit.end <= kit.start:
-        raise UsageError(f"--end {kit.end} is not after --start {kit.start}")
-    score_submission(kit.sample(), truth)  # the sample must pass the very rules it shows
-    if out.exists() and any(out.iterdir()):
-        raise UsageError(f"{out}: the folder is not empty; give a new or empty folder")
-    out.mkdir(parents=True, exist_ok=True)
-    from scorer.kits import codabench, evalai, kaggle
-
-    writers: dict[Platform, Callable[[Kit], list[Path]]] = {
-        Platform.KAGGLE: kaggle.write,
-        Platform.CODABENCH: codabench.write,
-        Platform.EVALAI: evalai.write,
-    }
-    try:
-        return writers[platform](kit)
-    except BaseException:
-        shutil.rmtree(out, ignore_errors=True)  # never half a kit
-        raise
