@@ -304,18 +304,15 @@ def write(kit: Kit) -> list[Path]:
             template("codabench_Dockerfile.tmpl", base=BASE_IMAGE, version=__version__),
         )
     )
-    split = kit.split_users
     written.append(
         kit.write(
             "README.md",
             template(
                 "codabench_README.md.tmpl",
-                title=kit.title,
+                **kit.readme,
                 image=kit.image,
                 version=__version__,
                 base=BASE_IMAGE,
-                public=f"{split['public']:,}",
-                private=f"{split['private']:,}",
                 start=f"{kit.start:%Y-%m-%d}",
                 end=f"{kit.end:%Y-%m-%d}",
                 public_command=command(kit, CodabenchPhase.PUBLIC),

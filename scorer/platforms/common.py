@@ -71,12 +71,14 @@ class Kit:
         return name[:1].upper() + name[1:]
 
     @property
-    def split_users(self) -> dict[str, int]:
+    def readme(self) -> dict[str, str]:
+        """What every kit's README says of it: the title and each split's number of users."""
         users = self.solution.users
-        return {
-            split: users.filter(pl.col("stage") == split).height
+        counts = {
+            str(split): f"{users.filter(pl.col('stage') == split).height:,}"
             for split in (Split.PUBLIC, Split.PRIVATE)
         }
+        return {"title": self.title, **counts}
 
     def sample(self) -> pl.DataFrame:
         """A wide sample submission in the competition's columns: every target user with the

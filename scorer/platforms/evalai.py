@@ -230,16 +230,13 @@ def write(kit: Kit) -> list[Path]:
     targets = kit.out / "targets.csv"
     kit.target_users().write_csv(targets)
     written += [sample, targets]
-    split = kit.split_users
     phases = ", ".join(f"`{name}` → {', '.join(m.values())}" for name, m in PHASES.items())
     written.append(
         kit.write(
             "README.md",
             template(
                 "evalai_README.md.tmpl",
-                title=kit.title,
-                public=f"{split['public']:,}",
-                private=f"{split['private']:,}",
+                **kit.readme,
                 phases=phases,
                 allowed=ALLOWED,
                 version=__version__,

@@ -205,17 +205,14 @@ def write(kit: Kit) -> list[Path]:
         )
     )
     (kit.out / "build_wheels.sh").chmod(0o755)
-    split = kit.split_users
     written.append(
         kit.write(
             "README.md",
             template(
                 "kaggle_README.md.tmpl",
-                title=kit.title,
+                **kit.readme,
                 dataset=WHEELS_DATASET,
                 python=KAGGLE_PYTHON,
-                public=f"{split['public']:,}",
-                private=f"{split['private']:,}",
                 targets=f"{kit.targets.len():,}",
             ),
         )
