@@ -14,6 +14,7 @@ broken on purpose, whose error names a hidden lost edition.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import gzip
 import importlib
 import importlib.util
@@ -41,8 +42,10 @@ import yaml
 from typer.testing import CliRunner
 
 from scorer.cli import app
+from scorer.competition import Competition
+from scorer.contract import read_solution
 from scorer.platforms import evalai, evalai_remote, kaggle
-from scorer.platforms.common import HOST_MESSAGE
+from scorer.platforms.common import HOST_MESSAGE, Kit
 from scorer.platforms.kit import build
 from scorer.read import to_wide
 
@@ -402,6 +405,32 @@ def test_codabench_kit_of_another_competition_speaks_its_columns(tmp_path: Path)
     )
     assert run.exit_code == 0, run.stderr
     assert run.scores is not None and run.scores["public_map"] == run.scores["private_map"] == 0
+
+
+def test_kit_solution_files_speak_the_competitions_columns(tmp_path: Path) -> None:
+    """The long solution a kit writes (EvalAI's annotations) and Kaggle's wide one name their
+    columns as the competition does, and read back as the same solution."""
+    rules = Competition.load(DATA / "hm" / "competition.toml")
+    truth = read_solution(DATA / "hm" / "solution.csv", competition=rules)
+    kit = Kit(
+        solution_path=DATA / "hm" / "solution.csv",
+        solution=truth,
+        targets=truth.targets,
+        competition=rules,
+        competition_path=DATA / "hm" / "competition.toml",
+        out=tmp_path,
+        image="image",
+        start=dt.date(2026, 1, 1),
+        end=dt.date(2026, 3, 1),
+    )
+    assert kit.target_users().columns == ["customer_id"]
+    long = kit.long()
+    assert long.columns == ["customer_id", "article_id", "stage"]
+    wide = kaggle.kaggle_solution(long, rules)
+    assert wide.columns == ["customer_id", "prediction", "Usage"]
+    for written in (long, wide):
+        again = read_solution(written, competition=rules)
+        assert again.users.equals(truth.users) and again.pairs.equals(truth.pairs)
 
 # EvalAI ------------------------------------------------------------------------------------
 
