@@ -10,10 +10,11 @@ import typer
 
 from scorer.platforms import codabench as codabench_program
 from scorer.platforms.common import Platform
-from scorer.platforms.kit import build as build_kit
 from scorer.shell import CompetitionFile, competition_of, guarded
 
-# Registered without a name (`scorer/cli.py`), so its commands are the `scorer` command's own.
+# The kits (and with Kaggle's metric, pandas) are imported by `kit` alone: the `scorer` command
+# loads this module for every command, `scorer score` included. Registered without a name
+# (`scorer/cli.py`), so its commands are the `scorer` command's own.
 platforms_app = typer.Typer()
 
 
@@ -70,6 +71,8 @@ def kit(
     ] = None,
 ) -> None:
     """Write a ready-to-upload deployment for a platform, with a README.md of numbered steps."""
+    from scorer.platforms.kit import build as build_kit
+
     written = guarded(
         "kit",
         False,
