@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import sys
 from pathlib import Path
@@ -10,14 +9,12 @@ from typing import Annotated, Any
 
 import typer
 
-from scorer.adapters import codabench as codabench_adapter
 from scorer.api import score as score_submission
 from scorer.api import validate as validate_submission
 from scorer.errors import FileSystemError, UsageError, size
-from scorer.kits import Platform
-from scorer.kits import build as build_kit
 from scorer.leaderboard.cli import board_app
 from scorer.ndcg_json import ndcg_json
+from scorer.platforms.cli import platforms_app
 from scorer.prepared import PreparedInfo
 from scorer.prepared import prepare as prepare_solution
 from scorer.read import DEFAULT_LIMITS, Limits
@@ -48,6 +45,7 @@ app = typer.Typer(
 )
 
 app.add_typer(board_app, name="leaderboard")
+app.add_typer(platforms_app)
 
 
 def _version(asked: bool) -> None:
@@ -348,78 +346,6 @@ def schema(
         )
         raise typer.Exit(HOST)
     typer.echo(json.dumps(schema_of(name), indent=2))
-
-
-@app.command("codabench")
-def codabench(
-    input_dir: Annotated[
-        Path, typer.Argument(metavar="INPUT", help="Holds ref/ (solution) and res/ (submission).")
-    ],
-    output_dir: Annotated[
-        Path, typer.Argument(metavar="OUTPUT", help="Where scores.json and the report go.")
-    ],
-    competition: CompetitionFile = None,
-    phase: Annotated[
-        codabench_adapter.Phase,
-        typer.Option(help="public: write the public scores only; final: both splits."),
-    ] = codabench_adapter.Phase.PUBLIC,
-) -> None:
-    """CodaBench/CodaLab scoring program: write scores.json and detailed_results.html; exit 1
-    for a rejected submission, 2 for a host failure (details in host_details.txt), so
-    neither is ranked. All it prints is safe for participants."""
-    outcome = guarded(
-        "codabench",
-        False,
-        lambda: codabench_adapter.run(input_dir, output_dir, competition_of(competition), phase),
-    )
-    typer.echo(codabench_adapter.summary(outcome))
-
-
-@app.command("kit")
-def kit(
-    platform: Annotated[
-        Platform, typer.Argument(help="The platform: kaggle, codabench or evalai.")
-    ],
-    solution: Annotated[Path, typer.Option(metavar="FILE", help="The organiser's solution.")],
-    out: Annotated[Path, typer.Option(metavar="DIR", help="A new or empty folder for the kit.")],
-    targets: Annotated[
-        Path | None,
-        typer.Option(metavar="FILE", help="The target users (default: the solution's)."),
-    ] = None,
-    competition: CompetitionFile = None,
-    image: Annotated[
-        str | None,
-        typer.Option(metavar="NAME", help="codabench: the scoring image you push."),
-    ] = None,
-    start: Annotated[
-        dt.datetime | None,
-        typer.Option(formats=["%Y-%m-%d"], help="The first day (default: today)."),
-    ] = None,
-    end: Annotated[
-        dt.datetime | None,
-        typer.Option(
-            formats=["%Y-%m-%d"], help="The end of the public phase (default: start + 60 days)."
-        ),
-    ] = None,
-) -> None:
-    """Write a ready-to-upload deployment for a platform, with a README.md of numbered steps."""
-    written = guarded(
-        "kit",
-        False,
-        lambda: build_kit(
-            platform,
-            solution,
-            out,
-            targets=targets,
-            competition=competition,
-            image=image,
-            start=start.date() if start else None,
-            end=end.date() if end else None,
-        ),
-    )
-    for path in written:
-        typer.echo(f"wrote {path}")
-    typer.echo(f"next: follow the steps of {out / 'README.md'}")
 
 
 def main(argv: list[str] | None = None) -> Any:  # pragma: no cover - console entry

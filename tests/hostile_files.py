@@ -34,7 +34,7 @@ HEAD_BYTES = 8192
 #: and prints the participant's message (exit 1).
 KAGGLE_CELL = (
     "import pandas as pd\n"
-    "from scorer.adapters import kaggle\n"
+    "from scorer.platforms import kaggle\n"
     "solution = pd.DataFrame({'user_id': [1001, 1002], 'edition_ids': ['1 2', '3']})\n"
     "cells = ['1 ' * 20_000_000, ' '.join(map(str, range(20)))]\n"
     "submission = pd.DataFrame({'user_id': [1001, 1002], 'edition_ids': cells})\n"

@@ -1,4 +1,4 @@
-"""Platform adapters: Kaggle's metric, CodaBench's scoring program, EvalAI's evaluate."""
+"""What runs on each platform: Kaggle's metric, CodaBench's scoring program, EvalAI's evaluate."""
 
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ import pytest
 from typer.testing import CliRunner
 
 import scorer
-from scorer.adapters import codabench, evalai, kaggle
 from scorer.cli import app
 from scorer.competition import Metric
 from scorer.errors import SubmissionError
+from scorer.platforms import codabench, evalai, kaggle
+from scorer.platforms.common import HOST_MESSAGE, HostVisibleError
 from scorer.read import to_wide
 from scorer.synthetic import CompetitionFiles, make_competition
 
@@ -258,7 +259,7 @@ def test_codabench_broken_solution_exits_2_and_tells_the_participant_nothing(
     out = tmp_path / "output"
     result = runner.invoke(app, ["codabench", str(inputs), str(out)])
     assert result.exit_code == 2
-    assert result.output == f"Error: {codabench.HOST_MESSAGE}\n"
+    assert result.output == f"Error: {HOST_MESSAGE}\n"
     page = (out / "detailed_results.html").read_text()
     assert "organisers&#x27; files" in page and "oops" not in page
     assert not (out / "scores.json").exists()
@@ -356,9 +357,9 @@ def test_evalai_host_problems_are_logged_not_shown(
     console = io.StringIO()
     monkeypatch.setattr(sys, "__stderr__", console)
     monkeypatch.setenv(evalai.HOST_LOG, str(tmp_path / "host.log"))
-    with pytest.raises(evalai.HostFailure) as info:
+    with pytest.raises(HostVisibleError) as info:
         evalai.evaluate(evalai_files["solution"], evalai_files["submission"], "final")
-    assert str(info.value) == evalai.HOST_MESSAGE
+    assert str(info.value) == HOST_MESSAGE
     seen = capsys.readouterr()
     assert seen.out == seen.err == ""
     assert "phase 'final' is not mapped to a split" in console.getvalue()

@@ -53,7 +53,6 @@ from hostile_files import (
 from typer.testing import CliRunner
 
 import scorer
-from scorer.adapters import codabench, evalai, kaggle
 from scorer.cli import app
 from scorer.contract import Role, spec_of
 from scorer.errors import FileSystemError, HostError, SubmissionError, UsageError
@@ -62,6 +61,7 @@ from scorer.leaderboard.manifest import ManifestError, read_log
 from scorer.leaderboard.results import BatchResult, Outcome
 from scorer.leaderboard.schema import Status
 from scorer.leaderboard.store import Store
+from scorer.platforms import codabench, evalai, kaggle
 from scorer.read import Limits, Rejected, archive, files, footprint, read_table
 from scorer.read import inflate as inflate_module
 from scorer.read.limits import WHOLE_ROWS_FLOOR

@@ -14,6 +14,7 @@ broken on purpose, whose error names a hidden lost edition.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import gzip
 import importlib
 import importlib.util
@@ -38,9 +39,14 @@ import pandas as pd
 import polars as pl
 import pytest
 import yaml
+from typer.testing import CliRunner
 
-from scorer.adapters import evalai, evalai_remote, kaggle
-from scorer.kits import build
+from scorer.cli import app
+from scorer.competition import Competition
+from scorer.contract import read_solution
+from scorer.platforms import evalai, evalai_remote, kaggle
+from scorer.platforms.common import HOST_MESSAGE, Kit
+from scorer.platforms.kit import build
 from scorer.read import to_wide
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -308,10 +314,10 @@ def test_codabench_pages_are_task_md() -> None:
         start = task.index(f"\n{heading}\n") + 1
         return task[start : task.index("\n## ", start + 1)].rstrip() + "\n"
 
-    templates = ROOT / "scorer" / "kits" / "templates"
+    templates = ROOT / "scorer" / "platforms" / "templates"
     assert (templates / "overview.md").read_text() == (
         section("## The story") + "\n" + section("## The files")
-    ), "copy task.md's sections into scorer/kits/templates/overview.md"
+    ), "copy task.md's sections into scorer/platforms/templates/overview.md"
     assert (templates / "evaluation.md").read_text() == section("## The metric: NDCG@20")
 
 
@@ -365,6 +371,66 @@ def test_codabench_replay_broken_solution_keeps_the_details_to_the_host(
     assert leaks(participant, edition) == []
     assert edition in (run.output / "host_details.txt").read_text()
 
+
+
+def test_codabench_kit_of_another_competition_speaks_its_columns(tmp_path: Path) -> None:
+    """data/hm names its columns customer_id, article_id, prediction: the kit's sample and
+    targets use them, and the bundle's own scoring program accepts the sample."""
+    hm = DATA / "hm"
+    out = tmp_path / "codabench"
+    result = CliRunner().invoke(
+        app,
+        [
+            "kit",
+            "codabench",
+            "--solution",
+            str(hm / "solution.csv"),
+            "--competition",
+            str(hm / "competition.toml"),
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    with zipfile.ZipFile(out / "bundle.zip") as archive:
+        sample = pl.read_csv(archive.read("starting_kit/sample_submission.csv"))
+        targets = pl.read_csv(archive.read("starting_kit/targets.csv"))
+    users = sorted(pl.read_csv(hm / "targets.csv")["customer_id"])
+    assert targets.columns == ["customer_id"] and sorted(targets["customer_id"]) == users
+    assert sample.columns == ["customer_id", "prediction"]
+    assert sorted(sample["customer_id"]) == users
+    assert set(sample["prediction"]) == {" ".join(str(i) for i in range(1, 13))}  # k = 12
+    run = codabench_replay(
+        tmp_path, 1, {"s.csv": sample.write_csv().encode()}, tmp_path / "run"
+    )
+    assert run.exit_code == 0, run.stderr
+    assert run.scores is not None and run.scores["public_map"] == run.scores["private_map"] == 0
+
+
+def test_kit_solution_files_speak_the_competitions_columns(tmp_path: Path) -> None:
+    """The long solution a kit writes (EvalAI's annotations) and Kaggle's wide one name their
+    columns as the competition does, and read back as the same solution."""
+    rules = Competition.load(DATA / "hm" / "competition.toml")
+    truth = read_solution(DATA / "hm" / "solution.csv", competition=rules)
+    kit = Kit(
+        solution_path=DATA / "hm" / "solution.csv",
+        solution=truth,
+        targets=truth.targets,
+        competition=rules,
+        competition_path=DATA / "hm" / "competition.toml",
+        out=tmp_path,
+        image="image",
+        start=dt.date(2026, 1, 1),
+        end=dt.date(2026, 3, 1),
+    )
+    assert kit.target_users().columns == ["customer_id"]
+    long = kit.long()
+    assert long.columns == ["customer_id", "article_id", "stage"]
+    wide = kaggle.kaggle_solution(long, rules)
+    assert wide.columns == ["customer_id", "prediction", "Usage"]
+    for written in (long, wide):
+        again = read_solution(written, competition=rules)
+        assert again.users.equals(truth.users) and again.pairs.equals(truth.pairs)
 
 # EvalAI ------------------------------------------------------------------------------------
 
@@ -509,7 +575,7 @@ def test_evalai_replay_broken_solution_reaches_no_participant_stream(
     annotation.write_text(SOLUTION.read_text() + f"{user},{edition},public\n")
     run = evalai_replay(kits / "evalai", wide_sample, "test", tmp_path / "worker", annotation)
     assert run.status == "failed"
-    assert evalai.HOST_MESSAGE in run.stderr
+    assert HOST_MESSAGE in run.stderr
     assert leaks(run.stdout + run.stderr, edition) == []
     assert edition in console.getvalue()
     assert edition in (tmp_path / "host.log").read_text()
@@ -595,7 +661,7 @@ def test_evalai_remote_worker_broken_solution(
     api = FakeEvalAI(wide_sample, "test")
     assert evalai_remote.handle(api.message(), api, tmp_path / "save") == "FAILED"
     sent = api.updates[-1][1]
-    assert sent["stderr"] == evalai.HOST_MESSAGE + "\n" and "result" not in sent
+    assert sent["stderr"] == HOST_MESSAGE + "\n" and "result" not in sent
     assert leaks(sent["stdout"] + sent["stderr"], edition) == []
     assert edition in console.getvalue()
 

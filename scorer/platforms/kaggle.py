@@ -1,4 +1,5 @@
-"""Kaggle's metric contract: `score(solution, submission, row_id_column_name) -> float`.
+"""Kaggle: the metric contract `score(solution, submission, row_id_column_name) -> float`, and
+the kit (`scorer kit kaggle`: the solution and sample in Kaggle's form, the metric, the wheels).
 
 Kaggle calls `score` once for the public rows and once for the private ones: it filters the
 solution and the submission by the solution's `Usage` column and drops that column before the
@@ -12,8 +13,8 @@ of its rows would tell which users share a split (two users broken in two ways: 
 or two, one code or two) and how many users a split has; so a row's problem is reported in
 one fixed sentence that points to `scorer validate` with the public targets file, and only
 problems of the header, the same in both calls, are named. Anything else (a broken
-solution, a bug) raises `HostVisibleError`, which Kaggle routes by its class name to the
-host only.
+solution, a bug) raises `HostVisibleError` with the details, which Kaggle routes by its class
+name to the host only.
 
 Both frames are judged before they are converted (`scorer.read.frames`): more than twice the
 rows a valid submission can have, more than 1,000 columns, or a text cell of more than 4,096
@@ -23,19 +24,28 @@ cell's content: a 40 MB cell costs nothing, where converting and splitting it to
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import polars as pl
 
 from scorer.api import score as score_submission
-from scorer.competition import LOST_ITEMS
+from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import Solution, read_solution
 from scorer.errors import Code, ScorerError, SubmissionError, shorten
+from scorer.platforms.common import HostVisibleError, Kit, template
 from scorer.read import DEFAULT_LIMITS, Limits
+from scorer.version import __version__
 
-#: The list column of both wide frames.
-IDS = LOST_ITEMS.columns.list
+__all__ = ["HostVisibleError", "ParticipantVisibleError", "kaggle_solution", "score", "write"]
+
+#: The competition Kaggle's metric scores (the kit refuses any other), and the user and list
+#: columns of both wide frames.
+RULES = LOST_ITEMS
+USERS, IDS = RULES.columns.user, RULES.columns.list
 
 #: The name Kaggle's participants know their file by, in the headline of a report.
 SUBMISSION_NAME = "submission"
@@ -67,31 +77,28 @@ class ParticipantVisibleError(Exception):
     pass
 
 
-class HostVisibleError(Exception):
-    """A problem of the host's own files or of the scorer: Kaggle shows it to the host only."""
-
-
 def score(solution: pd.DataFrame, submission: pd.DataFrame, row_id_column_name: str) -> float:
     """Mean NDCG@20 of the users in `solution` (Kaggle's public or private part).
 
     `row_id_column_name` names the user column in both frames (`user_id`, or any name the host
-    chose: it is read as `user_id`). The score equals `scorer score` on the full files for the
-    same split, and is always a finite float.
+    chose: it is read as the competition's user column). The score equals `scorer score` on
+    the full files for the same split, and is always a finite float.
     """
     try:
         truth = read_wide_solution(_as_users(solution, row_id_column_name, "solution"))
         result = score_submission(_as_users(submission, row_id_column_name, SUBMISSION_NAME), truth)
     except SubmissionError as exc:
         raise ParticipantVisibleError(participant_message(exc)) from None
-    except ScorerError as exc:
-        raise HostVisibleError(str(exc)) from None
     except HostVisibleError:
         raise
+    except ScorerError as exc:
+        raise HostVisibleError(str(exc), host_only=True) from None
     except Exception as exc:  # a bug: Kaggle would show a message without digits to everyone
-        raise HostVisibleError(f"internal error ({type(exc).__name__}: {shorten(exc)})") from None
+        details = f"internal error ({type(exc).__name__}: {shorten(exc)})"
+        raise HostVisibleError(details, host_only=True) from None
     value = float(result.overall)
     if not math.isfinite(value):  # pragma: no cover - NDCG is a mean of numbers in [0, 1]
-        raise HostVisibleError(f"the score is {value}; expected a finite number")
+        raise HostVisibleError(f"the score is {value}; expected a finite number", host_only=True)
     return value
 
 
@@ -108,13 +115,14 @@ def participant_message(exc: SubmissionError) -> str:
 
 
 def _as_users(frame: pd.DataFrame, row_id: str, role: str) -> pd.DataFrame:
-    """The frame with its row-id column named `user_id`, as the scorer's rules name it, and its
+    """The frame with its row-id column named as the competition's rules name it, and its
     list column as text: pandas reads a column whose cells hold at most one id each (a split
     where every user lost one item or none) as numbers, float64 once a cell is empty."""
     if not isinstance(frame, pd.DataFrame):
-        raise HostVisibleError(f"the {role} is a {type(frame).__name__}; expected a DataFrame")
-    if row_id != "user_id" and row_id in frame.columns:
-        frame = frame.rename(columns={row_id: "user_id"})
+        details = f"the {role} is a {type(frame).__name__}; expected a DataFrame"
+        raise HostVisibleError(details, host_only=True)
+    if row_id != USERS and row_id in frame.columns:
+        frame = frame.rename(columns={row_id: USERS})
     if IDS in frame.columns and pd.api.types.is_numeric_dtype(frame[IDS].dtype):
         frame = frame.assign(**{IDS: frame[IDS].map(_id_text)})
     return frame  # a missing column is reported by the reader, in the report's own words
@@ -139,14 +147,95 @@ def read_wide_solution(
     return read_solution(solution, limits)
 
 
-def kaggle_solution(solution: pl.DataFrame) -> pl.DataFrame:
-    """The scorer's long solution (user_id, edition_id, stage) as Kaggle's: one row a user
-    with its lost ids separated by spaces (empty for a user with none) and `Usage` as
-    `Public`/`Private`/`Ignored`, ready to upload as the competition's solution file."""
-    split = (
-        "stage" if "stage" in solution.columns else "Usage" if "Usage" in solution.columns else None
-    )
+def kaggle_solution(solution: pl.DataFrame, competition: Competition = RULES) -> pl.DataFrame:
+    """A long solution file's frame (the competition's user, item and split columns) as
+    Kaggle's: one row a user with its items separated by spaces (empty for a user with none)
+    and `Usage` as `Public`/`Private`/`Ignored`, ready to upload as the solution file."""
+    columns = competition.columns
+    split = next((c for c in competition.splits.columns if c in solution.columns), None)
     usage = [pl.col(split).first().str.to_titlecase().alias("Usage")] if split else []
-    return solution.group_by("user_id", maintain_order=True).agg(
-        pl.col("edition_id").drop_nulls().cast(pl.String).str.join(" ").alias(IDS), *usage
+    return solution.group_by(columns.user, maintain_order=True).agg(
+        pl.col(columns.item).drop_nulls().cast(pl.String).str.join(" ").alias(columns.list),
+        *usage,
     )
+
+
+#: The Kaggle Dataset the metric installs scorer from, as Kaggle mounts it.
+WHEELS_DATASET = "ranklist-scorer-wheels"
+
+#: Kaggle's Python (its image runs 3.12) and the platforms its wheels must be built for.
+KAGGLE_PYTHON = "3.12"
+PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_28_x86_64")
+
+
+def wheel_command(folder: str = "wheels") -> str:
+    """The command that downloads scorer's dependencies as wheels for Kaggle's Python."""
+    platforms = " ".join(f"--platform {p}" for p in PLATFORMS)
+    return (
+        f"python -m pip download --dest {folder} --only-binary=:all: "
+        f"--python-version {KAGGLE_PYTHON} {platforms} {folder}/ranklist_scorer-"
+        f"{__version__}-py3-none-any.whl"
+    )
+
+
+def write(kit: Kit) -> list[Path]:
+    """Write the Kaggle kit into `kit.out`; the files written."""
+    solution = kaggle_solution(kit.long(), kit.competition)
+    written = []
+    path = kit.out / "solution.csv"
+    solution.write_csv(path)
+    written.append(path)
+    path = kit.out / "sample_submission.csv"
+    kit.sample().write_csv(path)
+    written.append(path)
+    path = kit.out / "targets.csv"
+    kit.target_users().write_csv(path)
+    written.append(path)
+    metric = template("kaggle_metric.py.tmpl", dataset=WHEELS_DATASET)
+    written.append(kit.write("metric.py", metric))
+    written.append(kit.write("metric.ipynb", notebook(metric)))
+    written.append(
+        kit.write(
+            "build_wheels.sh",
+            template(
+                "kaggle_build_wheels.sh.tmpl",
+                version=__version__,
+                download=wheel_command(),
+            ),
+        )
+    )
+    (kit.out / "build_wheels.sh").chmod(0o755)
+    written.append(
+        kit.write(
+            "README.md",
+            template(
+                "kaggle_README.md.tmpl",
+                **kit.readme,
+                dataset=WHEELS_DATASET,
+                python=KAGGLE_PYTHON,
+                targets=f"{kit.targets.len():,}",
+            ),
+        )
+    )
+    return written
+
+
+def notebook(source: str) -> str:
+    """The metric as a one-cell notebook (nbformat 4), for Kaggle's notebook editor."""
+    cell: dict[str, Any] = {
+        "cell_type": "code",
+        "execution_count": None,
+        "metadata": {},
+        "outputs": [],
+        "source": source.splitlines(keepends=True),
+    }
+    document = {
+        "cells": [cell],
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return json.dumps(document, indent=1) + "\n"

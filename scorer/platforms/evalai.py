@@ -1,4 +1,5 @@
-"""EvalAI's evaluation script: `evaluate(test_annotation_file, user_submission_file, phase)`.
+"""EvalAI: the evaluation script `evaluate(test_annotation_file, user_submission_file, phase)`
+and the kit (`scorer kit evalai`: EvalAI-Starters' files; the worker is `evalai_remote`).
 
 EvalAI's worker calls `evaluate` with the phase's annotation file (here the solution), the
 participant's file and the phase codename, and fills one leaderboard per (phase, dataset split)
@@ -13,6 +14,7 @@ own stderr (the worker's console) and, when `SCORER_HOST_LOG` names a file, to t
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
 import sys
@@ -24,8 +26,10 @@ from typing import Any, TextIO
 from scorer.api import score
 from scorer.competition import Split
 from scorer.errors import Code, ScorerError, SubmissionError, UsageError, single
+from scorer.platforms.common import HostVisibleError, Kit, logo, template
 from scorer.read import inside
 from scorer.scoring import ScoreResult, SplitScore
+from scorer.version import __version__
 
 #: The environment variable naming a file for the host's log, and the annotation file of a
 #: remote worker.
@@ -67,18 +71,6 @@ PHASES: Mapping[str, Mapping[str, str]] = {
     "test": {"public_split": "public", "private_split": "private"},
 }
 
-#: What a participant sees when the organiser's files are broken; the details go to the log.
-HOST_MESSAGE = (
-    "the submission could not be scored because of a problem in the organisers' files, not in "
-    "the submission; the organisers have the details"
-)
-
-
-class HostFailure(RuntimeError):
-    """Raised for a broken solution or phase mapping: the message is safe for participants,
-    the details are logged (EvalAI shows worker logs to hosts only)."""
-
-
 def evaluate(
     test_annotation_file: str | Path,
     user_submission_file: str | Path,
@@ -106,7 +98,7 @@ def evaluate(
     except Exception as exc:  # the organisers' files, the system or a bug
         details = str(exc) if isinstance(exc, ScorerError) else traceback.format_exc()
         host_log().error("scoring failed for phase %r: %s", phase_codename, details)
-        raise HostFailure(HOST_MESSAGE) from None
+        raise HostVisibleError(details) from None
     shown = [e for e, split in zip(entries, mapping.values(), strict=True) if split != "private"]
     return {"result": entries, "submission_result": shown[0] if shown else {}}
 
@@ -124,8 +116,9 @@ def remote_evaluate(
     `SCORER_SOLUTION` names. Returns what `evaluate` returns."""
     annotation = test_annotation_file or os.environ.get(SOLUTION)
     if not annotation:
-        host_log().error("no annotation file: pass test_annotation_file or set %s", SOLUTION)
-        raise HostFailure(HOST_MESSAGE)
+        details = f"no annotation file: pass test_annotation_file or set {SOLUTION}"
+        host_log().error("%s", details)
+        raise HostVisibleError(details)
     return evaluate(annotation, user_submission_file, phase_codename, phases=phases, **kwargs)
 
 
@@ -171,3 +164,83 @@ def _metrics(result: ScoreResult, split: str) -> dict[str, float]:
             "phase to 'overall' instead"
         )
     return {name: values.value(metric) for metric, name in result.competition.labels.items()}
+
+
+# The kit ---------------------------------------------------------------------------------
+#: What EvalAI lets participants upload: `.gz` for `x.csv.gz`, which EvalAI stores as
+#: `<uuid>.gz` (its RandomFileName keeps the last suffix), Parquet and zip besides CSV.
+ALLOWED = ".csv, .gz, .parquet, .zip"
+
+PAGES = {
+    "templates/description.html": "<p>For each target user, rank @@K@@ editions: the ones "
+    "most likely to be the user's lost items.</p>",
+    "templates/evaluation_details.html": "<p>The score is the mean @@METRIC@@ over the users "
+    "of a split. The dev phase shows the public split; the test phase adds the private split, "
+    "which the host keeps hidden until the end.</p>",
+    "templates/terms_and_conditions.html": "<p>The hidden solution is for scoring only: do not "
+    "try to recover it from scores or messages.</p>",
+    "templates/submission_guidelines.html": "<p>Upload one <code>.csv</code>, "
+    "<code>.csv.gz</code>, <code>.parquet</code> or <code>.zip</code> file, long or wide. Run "
+    "<code>scorer validate submission.csv --targets targets.csv</code> first.</p>",
+    "templates/challenge_phase_1_description.html": "<p>Scored on the public users.</p>",
+    "templates/challenge_phase_2_description.html": "<p>Scored on the public users (shown) "
+    "and the private users (hidden until the end).</p>",
+}
+
+
+def write(kit: Kit) -> list[Path]:
+    """Write the EvalAI kit into `kit.out`; the files written."""
+    rules = kit.competition
+    labels = ", ".join(f'"{name}"' for name in rules.labels.values())
+    values = {
+        "title": kit.title,
+        "labels": labels,
+        "primary": rules.label(rules.metric),
+        "start": f"{kit.start:%Y-%m-%d} 00:00:00",
+        "end": f"{kit.end:%Y-%m-%d} 23:59:59",
+        "dev_end": f"{kit.end - dt.timedelta(days=1):%Y-%m-%d} 23:59:59",
+        "allowed": ALLOWED,
+        "version": __version__,
+    }
+    written = [
+        kit.write("challenge_config.yaml", template("evalai_challenge_config.yaml.tmpl", **values))
+    ]
+    for name, text in PAGES.items():
+        page = text.replace("@@K@@", str(rules.k)).replace("@@METRIC@@", rules.label(rules.metric))
+        written.append(kit.write(name, page + "\n"))
+    logo_path = kit.out / "logo.png"
+    logo_path.write_bytes(logo())
+    written.append(logo_path)
+    annotation = kit.out / "annotations" / "solution.csv"
+    annotation.parent.mkdir(parents=True, exist_ok=True)
+    kit.long().write_csv(annotation)
+    written.append(annotation)
+    written.append(kit.write("evaluation_script/__init__.py", template("evalai_init.py.tmpl")))
+    written.append(kit.write("evaluation_script/main.py", template("evalai_main.py.tmpl")))
+    written.append(
+        kit.write(
+            "remote_challenge_evaluation/evaluate.py", template("evalai_remote_evaluate.py.tmpl")
+        )
+    )
+    written.append(
+        kit.write("remote_challenge_evaluation/main.py", template("evalai_remote_main.py.tmpl"))
+    )
+    sample = kit.out / "sample_submission.csv"
+    kit.sample().write_csv(sample)
+    targets = kit.out / "targets.csv"
+    kit.target_users().write_csv(targets)
+    written += [sample, targets]
+    phases = ", ".join(f"`{name}` → {', '.join(m.values())}" for name, m in PHASES.items())
+    written.append(
+        kit.write(
+            "README.md",
+            template(
+                "evalai_README.md.tmpl",
+                **kit.readme,
+                phases=phases,
+                allowed=ALLOWED,
+                version=__version__,
+            ),
+        )
+    )
+    return written

@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from scorer.adapters.evalai import HostFailure, host_log, remote_evaluate, remote_result
 from scorer.errors import SubmissionError
+from scorer.platforms.common import HostVisibleError
+from scorer.platforms.evalai import host_log, remote_evaluate, remote_result
 
 #: The API paths a remote worker uses (EvalAI's apps/jobs/urls.py and apps/challenges/urls.py).
 PATHS = {
@@ -128,7 +129,7 @@ def handle(
             "stderr": "",
             "result": json.dumps(remote_result(output, codename, phases)),
         }
-    except (SubmissionError, HostFailure) as exc:  # both messages are safe for participants
+    except (SubmissionError, HostVisibleError) as exc:  # both messages are safe for participants
         data |= {"submission_status": "FAILED", "stdout": "", "stderr": f"{exc}\n"}
     api.update(data, "PUT")
     api.delete(str(message.get("receipt_handle", "")))

@@ -1,4 +1,5 @@
-"""CodaBench / CodaLab scoring program: `scorer codabench INPUT_DIR OUTPUT_DIR --phase P`.
+"""CodaBench / CodaLab: the scoring program `scorer codabench INPUT_DIR OUTPUT_DIR --phase P`,
+and the kit (`scorer kit codabench`: `bundle.zip` to import, the scoring image's Dockerfile).
 
 CodaBench runs the scoring program with an input folder holding `ref/` (the organiser's
 reference data, here the solution) and `res/` (the participant's unzipped submission, beside
@@ -15,9 +16,11 @@ details of a host failure go to `host_details.txt` in the output folder, which t
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import json
 import traceback
+import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -25,9 +28,11 @@ from pathlib import Path
 
 from scorer.api import score as score_submission
 from scorer.competition import LOST_ITEMS, Competition, Metric, Split
-from scorer.errors import Code, Failure, HostError, ScorerError, SubmissionError, file_error, single
+from scorer.errors import Code, HostError, ScorerError, SubmissionError, file_error, single
+from scorer.platforms.common import HOST_MESSAGE, HostVisibleError, Kit, logo, template
 from scorer.read import inside, kind_of, kind_of_file, walk
 from scorer.scoring import ScoreResult
+from scorer.version import __version__
 from scorer.write import write_text
 
 #: The file CodaBench reads the leaderboard's numbers from.
@@ -45,30 +50,24 @@ IGNORED = ("__MACOSX",)
 #: The file CodaBench's prediction step writes beside the participant's files in `res/`.
 WORKER_FILES = ("metadata",)
 
-#: What a participant reads when the organisers' files or the scorer failed.
-HOST_MESSAGE = (
-    "the submission could not be scored because of a problem in the organisers' files or "
-    "the scorer, not in the submission; the organisers have the details"
-)
+#: CodaBench's own default image runs Python 3.7; scorer needs 3.11 or later.
+BASE_IMAGE = "python:3.12-slim"
+
+#: Where CodaBench mounts the scoring program, its input and its output (compute_worker.py).
+PROGRAM, INPUT, OUTPUT = "/app/program", "/app/input", "/app/output"
 
 
-class Phase(StrEnum):
+class CodabenchPhase(StrEnum):
     """Which scores a run writes: the public split's (public phase) or both (final phase)."""
 
     PUBLIC = "public"
     FINAL = "final"
 
 
-class HostFailure(ScorerError):
-    """A host failure as a participant may read it; the details are in `host_details.txt`."""
-
-    exit_code = 2
-    failure = Failure.ORGANISER_FILE_BROKEN
-
-
 @dataclass(frozen=True)
-class Outcome:
-    """What one run wrote: the leaderboard numbers and the result they came from."""
+class ProgramOutput:
+    """What one run of the scoring program wrote: the leaderboard numbers and the result they
+    came from."""
 
     scores: Mapping[str, float]
     result: ScoreResult
@@ -79,11 +78,13 @@ def column_key(split: str, metric: str) -> str:
     return f"{split}_{metric}"
 
 
-def leaderboard_scores(result: ScoreResult, phase: Phase = Phase.FINAL) -> dict[str, float]:
+def leaderboard_scores(
+    result: ScoreResult, phase: CodabenchPhase = CodabenchPhase.FINAL
+) -> dict[str, float]:
     """Every metric of the splits the phase shows (public, or public and private), keyed as
     the leaderboard columns are; the primary column first. A solution without a split gives
     the `overall_*` keys only."""
-    shown = (Split.PUBLIC,) if phase == Phase.PUBLIC else (Split.PUBLIC, Split.PRIVATE)
+    shown = (Split.PUBLIC,) if phase == CodabenchPhase.PUBLIC else (Split.PUBLIC, Split.PRIVATE)
     splits = [s for s in shown if result.splits[s] is not None] or [Split.OVERALL]
     primary = result.competition.metric
     scores: dict[str, float] = {}
@@ -99,12 +100,12 @@ def run(
     input_dir: Path,
     output_dir: Path,
     competition: Competition = LOST_ITEMS,
-    phase: Phase | str = Phase.PUBLIC,
-) -> Outcome:
+    phase: CodabenchPhase | str = CodabenchPhase.PUBLIC,
+) -> ProgramOutput:
     """Score `input_dir/res` against `input_dir/ref`, write `scores.json` (the phase's keys)
     and the detailed results; raise `SubmissionError` (after writing the participant's
-    report) or `HostFailure` (after writing the details to `host_details.txt`)."""
-    phase = Phase(phase)
+    report) or `HostVisibleError` (after writing the details to `host_details.txt`)."""
+    phase = CodabenchPhase(phase)
     output_dir.mkdir(parents=True, exist_ok=True)
     for stale in (SCORES, HOST_DETAILS):  # a failed run must leave no numbers behind
         (output_dir / stale).unlink(missing_ok=True)
@@ -126,11 +127,11 @@ def run(
             ),
             output_dir / DETAILS,
         )
-        raise HostFailure(HOST_MESSAGE) from None
+        raise HostVisibleError(details) from None
     scores = leaderboard_scores(result, phase)
     write_text(json.dumps(scores, indent=2) + "\n", output_dir / SCORES)
     write_text(_page("Submission scored", _tables(result, phase)), output_dir / DETAILS)
-    return Outcome(scores=scores, result=result)
+    return ProgramOutput(scores=scores, result=result)
 
 
 def _one_file(folder: Path, role: str) -> Path:
@@ -191,10 +192,10 @@ def _data(path: Path, folder: Path) -> bool:
     return inside(path, folder) and path.is_file() and kind_of_file(path) is not None
 
 
-def _tables(result: ScoreResult, phase: Phase) -> str:
+def _tables(result: ScoreResult, phase: CodabenchPhase) -> str:
     """The numbers the phase shows: the public split (or the only split there is), and in the
     final phase the private split too."""
-    shown = (Split.PUBLIC,) if phase == Phase.PUBLIC else (Split.PUBLIC, Split.PRIVATE)
+    shown = (Split.PUBLIC,) if phase == CodabenchPhase.PUBLIC else (Split.PUBLIC, Split.PRIVATE)
     splits = [s for s in shown if result.splits[s] is not None] or [Split.OVERALL]
     tables = []
     for split in splits:
@@ -222,7 +223,7 @@ def _page(title: str, body: str) -> str:
     )
 
 
-def summary(outcome: Outcome) -> str:
+def summary(outcome: ProgramOutput) -> str:
     """One line for the scoring log, which participants may see: the public numbers only."""
     result = outcome.result
     split = Split.PUBLIC if result.splits[Split.PUBLIC] is not None else Split.OVERALL
@@ -231,3 +232,113 @@ def summary(outcome: Outcome) -> str:
     metric = result.competition.metric
     score = values.value(metric) if values is not None else 0.0
     return f"scored: {split} {result.competition.label(metric)} {score:.6f} ({users:,} users)"
+
+# The kit ---------------------------------------------------------------------------------
+
+
+def command(kit: Kit, phase: CodabenchPhase) -> str:
+    """The scoring program's command, as its `metadata.yaml` gives it."""
+    rules = f" --competition {PROGRAM}/competition.toml" if kit.competition_path else ""
+    return f"scorer codabench {INPUT} {OUTPUT} --phase {phase}{rules}"
+
+
+def competition_yaml(kit: Kit) -> str:
+    """The bundle's `competition.yaml` (version 2), written as text."""
+    rules = kit.competition
+    final = dt.datetime.combine(kit.end, dt.time())
+    columns = []
+    for index, (split, metric) in enumerate(
+        (split, metric)
+        for metric in (rules.metric, *[m for m in rules.labels if m != rules.metric])
+        for split in (Split.PUBLIC, Split.PRIVATE)
+    ):
+        title = f"{rules.label(metric)} ({split})"
+        columns.append(
+            f"      - {{title: {json.dumps(title)}, key: {column_key(split, metric)}, "
+            f"index: {index}, sorting: desc, precision: 6}}"
+        )
+    return template(
+        "codabench_competition.yaml.tmpl",
+        title=json.dumps(f"{kit.title}: {rules.label(rules.metric)}"),
+        description=json.dumps(
+            f"Rank {rules.k} items for each target user; scored by {rules.label(rules.metric)} "
+            "on public users during the competition and on private users at the end."
+        ),
+        image=kit.image,
+        start=f"{kit.start:%Y-%m-%d} 00:00:00",
+        end=f"{final:%Y-%m-%d %H:%M:%S}",
+        final_start=f"{final + dt.timedelta(minutes=1):%Y-%m-%d %H:%M:%S}",
+        columns="\n".join(columns),
+    )
+
+
+def write(kit: Kit) -> list[Path]:
+    """Write the CodaBench kit into `kit.out`; the files written."""
+    files: dict[str, bytes] = {
+        "competition.yaml": competition_yaml(kit).encode(),
+        "logo.png": logo(),
+        "terms.md": template("terms.md.tmpl", title=kit.title).encode(),
+        "overview.md": _competition_page(kit, "overview.md").encode(),
+        "evaluation.md": _competition_page(kit, "evaluation.md").encode(),
+        "reference_data/solution" + _suffix(kit.solution_path): kit.solution_path.read_bytes(),
+        "starting_kit/README.md": template(
+            "codabench_starting_kit.md.tmpl", k=str(kit.competition.k)
+        ).encode(),
+    }
+    for phase in CodabenchPhase:
+        folder = f"scoring_program_{phase}"
+        files[f"{folder}/metadata.yaml"] = f"command: {command(kit, phase)}\n".encode()
+        if kit.competition_path is not None:
+            files[f"{folder}/competition.toml"] = kit.competition_path.read_bytes()
+    sample = kit.sample()
+    files["starting_kit/sample_submission.csv"] = sample.write_csv().encode()
+    files["starting_kit/targets.csv"] = kit.target_users().write_csv().encode()
+    bundle = kit.out / "bundle.zip"
+    with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    written = [bundle]
+    written.append(
+        kit.write(
+            "docker/Dockerfile",
+            template("codabench_Dockerfile.tmpl", base=BASE_IMAGE, version=__version__),
+        )
+    )
+    written.append(
+        kit.write(
+            "README.md",
+            template(
+                "codabench_README.md.tmpl",
+                **kit.readme,
+                image=kit.image,
+                version=__version__,
+                base=BASE_IMAGE,
+                start=f"{kit.start:%Y-%m-%d}",
+                end=f"{kit.end:%Y-%m-%d}",
+                public_command=command(kit, CodabenchPhase.PUBLIC),
+                final_command=command(kit, CodabenchPhase.FINAL),
+            ),
+        )
+    )
+    return written
+
+
+def _suffix(path: Path) -> str:
+    name = path.name.lower()
+    return ".csv.gz" if name.endswith(".csv.gz") else path.suffix.lower() or ".csv"
+
+
+def _competition_page(kit: Kit, name: str) -> str:
+    """A page of the competition: task.md's section for lost items, a short one otherwise."""
+    if kit.competition == LOST_ITEMS:
+        return template(name)
+    rules = kit.competition
+    if name == "overview.md":
+        return (
+            f"# {kit.title}\n\nFor each target user, rank {rules.k} items. Submit one CSV, "
+            "CSV.gz, Parquet or zip file; run `scorer validate` with the targets file first.\n"
+        )
+    return (
+        f"# Evaluation\n\nThe score is the mean {rules.label(rules.metric)} over the users of a "
+        "split: the public split during the competition, the private split at the end.\n"
+    )

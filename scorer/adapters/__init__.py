@@ -1,1 +1,0 @@
-"""Adapters for competition platforms: Kaggle, CodaBench/CodaLab and EvalAI."""

@@ -1,0 +1,1 @@
+"""Competition platforms (Kaggle, CodaBench/CodaLab, EvalAI): what runs there and its kit."""

@@ -1,0 +1,92 @@
+"""The platform commands: `scorer kit kaggle|codabench|evalai` and `scorer codabench`."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from scorer.platforms import codabench as codabench_program
+from scorer.platforms.common import Platform
+from scorer.shell import CompetitionFile, competition_of, guarded
+
+# The kits (and with Kaggle's metric, pandas) are imported by `kit` alone: the `scorer` command
+# loads this module for every command, `scorer score` included. Registered without a name
+# (`scorer/cli.py`), so its commands are the `scorer` command's own.
+platforms_app = typer.Typer()
+
+
+@platforms_app.command("codabench")
+def codabench(
+    input_dir: Annotated[
+        Path, typer.Argument(metavar="INPUT", help="Holds ref/ (solution) and res/ (submission).")
+    ],
+    output_dir: Annotated[
+        Path, typer.Argument(metavar="OUTPUT", help="Where scores.json and the report go.")
+    ],
+    competition: CompetitionFile = None,
+    phase: Annotated[
+        codabench_program.CodabenchPhase,
+        typer.Option(help="public: write the public scores only; final: both splits."),
+    ] = codabench_program.CodabenchPhase.PUBLIC,
+) -> None:
+    """CodaBench/CodaLab scoring program: write scores.json and detailed_results.html; exit 1
+    for a rejected submission, 2 for a host failure (details in host_details.txt), so
+    neither is ranked. All it prints is safe for participants."""
+    output = guarded(
+        "codabench",
+        False,
+        lambda: codabench_program.run(input_dir, output_dir, competition_of(competition), phase),
+    )
+    typer.echo(codabench_program.summary(output))
+
+
+@platforms_app.command("kit")
+def kit(
+    platform: Annotated[
+        Platform, typer.Argument(help="The platform: kaggle, codabench or evalai.")
+    ],
+    solution: Annotated[Path, typer.Option(metavar="FILE", help="The organiser's solution.")],
+    out: Annotated[Path, typer.Option(metavar="DIR", help="A new or empty folder for the kit.")],
+    targets: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="The target users (default: the solution's)."),
+    ] = None,
+    competition: CompetitionFile = None,
+    image: Annotated[
+        str | None,
+        typer.Option(metavar="NAME", help="codabench: the scoring image you push."),
+    ] = None,
+    start: Annotated[
+        dt.datetime | None,
+        typer.Option(formats=["%Y-%m-%d"], help="The first day (default: today)."),
+    ] = None,
+    end: Annotated[
+        dt.datetime | None,
+        typer.Option(
+            formats=["%Y-%m-%d"], help="The end of the public phase (default: start + 60 days)."
+        ),
+    ] = None,
+) -> None:
+    """Write a ready-to-upload deployment for a platform, with a README.md of numbered steps."""
+    from scorer.platforms.kit import build as build_kit
+
+    written = guarded(
+        "kit",
+        False,
+        lambda: build_kit(
+            platform,
+            solution,
+            out,
+            targets=targets,
+            competition=competition,
+            image=image,
+            start=start.date() if start else None,
+            end=end.date() if end else None,
+        ),
+    )
+    for path in written:
+        typer.echo(f"wrote {path}")
+    typer.echo(f"next: follow the steps of {out / 'README.md'}")

@@ -1,0 +1,86 @@
+"""`scorer kit kaggle|codabench|evalai`: check the organiser's files, write one platform's kit."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from scorer.api import score as score_submission
+from scorer.competition import LOST_ITEMS, Competition
+from scorer.contract import read_solution, read_targets
+from scorer.errors import UsageError
+from scorer.platforms import codabench, evalai, kaggle
+from scorer.platforms.common import Kit, Platform
+from scorer.version import __version__
+
+__all__ = ["build"]
+
+#: What writes each platform's kit into its folder.
+WRITERS: dict[Platform, Callable[[Kit], list[Path]]] = {
+    Platform.KAGGLE: kaggle.write,
+    Platform.CODABENCH: codabench.write,
+    Platform.EVALAI: evalai.write,
+}
+
+
+def build(
+    platform: Platform | str,
+    solution: Path,
+    out: Path,
+    *,
+    targets: Path | None = None,
+    competition: Path | None = None,
+    image: str | None = None,
+    start: dt.date | None = None,
+    end: dt.date | None = None,
+) -> list[Path]:
+    """Check the organiser's files and write the platform's kit into `out`; the files written.
+
+    The solution is read and a placeholder submission scored against it first, so a broken
+    solution is the organiser's error here, with every detail, never a participant's later.
+    """
+    platform = Platform(platform)
+    rules = LOST_ITEMS if competition is None else Competition.load(competition)
+    if platform != Platform.CODABENCH and rules != LOST_ITEMS:
+        raise UsageError(
+            f"--competition: the {platform} kit scores the lost-items competition only; the "
+            "codabench kit takes other competitions"
+        )
+    truth = read_solution(solution, competition=rules)
+    users = truth.targets
+    if targets is not None:
+        listed = read_targets(targets, competition=rules)
+        if set(listed.to_list()) != set(users.to_list()):
+            raise UsageError(f"{targets}: its users are not the solution's target users")
+        users = listed
+    if not truth.has_split:
+        raise UsageError(
+            f"{solution}: the solution has no split column (stage or Usage); a competition "
+            "kit needs public and private users"
+        )
+    begin = start or dt.date.today()
+    kit = Kit(
+        solution_path=solution,
+        solution=truth,
+        targets=users,
+        competition=rules,
+        competition_path=competition,
+        out=out,
+        image=image or f"YOUR_REGISTRY_USER/ranklist-scorer:{__version__}",
+        start=begin,
+        end=end or begin + dt.timedelta(days=60),
+    )
+    if kit.end <= kit.start:
+        raise UsageError(f"--end {kit.end} is not after --start {kit.start}")
+    # the sample must pass the very rules it shows
+    score_submission(kit.sample(), truth, competition=rules)
+    if out.exists() and any(out.iterdir()):
+        raise UsageError(f"{out}: the folder is not empty; give a new or empty folder")
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        return WRITERS[platform](kit)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)  # never half a kit
+        raise
