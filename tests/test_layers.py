@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "scorer"
 
-#: Bottom first. `platforms.*` is the home of the platform modules after issue 21; until
-#: then they are `adapters.*` and `kits.*`, in the same place.
+#: Bottom first. `platforms.*` holds each platform's runtime and kit (issue 21 merged the old
+#: `adapters` and `kits` into it).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("scorer.version",),
     ("scorer.errors",),
@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scorer.api",),
     ("scorer.shell",),
     ("scorer.leaderboard.*",),
-    ("scorer.platforms.*", "scorer.adapters.*", "scorer.kits.*"),
+    ("scorer.platforms.*",),
     ("scorer.schemas.*",),  # describes every command's output, the leaderboard's included
     ("scorer.cli", "scorer.__main__"),
     ("scorer",),  # the package top: the public API, imported by no module of its own
