@@ -176,7 +176,8 @@ def score(
             submission, solution, competition=rules, no_lost=no_lost, limits=limits, parts=parts
         )
 
-    result = guarded("score", as_json, run)
+    with guarded("score", as_json):
+        result = run()
     if not as_json:
         typer.echo(_score_table(result))
     try:
@@ -245,7 +246,8 @@ def validate(
             parts=parts,
         )
 
-    rows = guarded("validate", as_json, run)
+    with guarded("validate", as_json):
+        rows = run()
     if as_json:
         emit("validate", {"file": submission.name, "rows": rows})
     else:
@@ -277,7 +279,8 @@ def prepare(
         rules = competition_of(competition)
         return prepare_solution(solution, out, competition=rules, limits=limits)
 
-    info = guarded("prepare", as_json, run)
+    with guarded("prepare", as_json):
+        info = run()
     if as_json:
         emit("prepare", info.to_dict())
         return

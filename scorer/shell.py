@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
 from polars.exceptions import PanicException
@@ -21,7 +22,6 @@ from scorer.errors import Failure, FileSystemError, ScorerError, error_object
 OK, REJECTED, HOST, INTERRUPTED = 0, 1, 2, 130
 STATUS_OF_EXIT = {OK: Status.OK, REJECTED: Status.REJECTED, INTERRUPTED: Status.INTERRUPTED}
 
-T = TypeVar("T")
 
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 
@@ -63,14 +63,14 @@ def fail(
     return typer.Exit(exit_code)
 
 
-def guarded(
-    command: str, as_json: bool, action: Callable[[], T], interrupted: str | None = None
-) -> T:
-    """Run `command`'s action; any exception becomes `Error: …` on stderr (or JSON on stdout) and an
-    exit code, as `explain` says: never a traceback. With `interrupted`, Ctrl-C prints that
-    message and exits with 130."""
+@contextmanager
+def guarded(command: str, as_json: bool, interrupted: str | None = None) -> Iterator[None]:
+    """Run a command's work in this block; any exception becomes `Error: …` on stderr (or JSON
+    on stdout) and an exit code, as `explain` says: never a traceback. With `interrupted`,
+    Ctrl-C prints that message and exits with 130. A block, not a callback, so that the work
+    stays in the command's own module and this one calls nothing above it."""
     try:
-        return action()
+        yield
     except KeyboardInterrupt:
         if interrupted is None:
             raise

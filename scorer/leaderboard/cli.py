@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -44,15 +44,12 @@ board_app = typer.Typer(
     help="Score many submissions into public and private leaderboards.",
 )
 
-T = TypeVar("T")
 
 Db = Annotated[Path, typer.Option(metavar="FILE", help="The leaderboard database (SQLite).")]
 
 
-def _guard(command: str, as_json: bool, action: Callable[[], T]) -> T:
-    return guarded(
-        command, as_json, action, "Interrupted: every submission finished so far is saved."
-    )
+def _guard(command: str, as_json: bool) -> AbstractContextManager[None]:
+    return guarded(command, as_json, "Interrupted: every submission finished so far is saved.")
 
 
 @contextmanager
@@ -214,7 +211,8 @@ def score(
                 retry_failed=retry_failed,
             )
 
-    result = _guard("leaderboard score", as_json, run)
+    with _guard("leaderboard score", as_json):
+        result = run()
     counts = result.counts
     if result.host_failures:
         code, failure, what = HOST, Failure.SUBMISSIONS_FAILED, "failed"
@@ -302,7 +300,8 @@ def show(
             return table_text(boards), chosen
         return render(boards, chosen, heading_text=title), chosen
 
-    text, chosen = _guard("leaderboard show", wants_json, run)
+    with _guard("leaderboard show", wants_json):
+        text, chosen = run()
     if text is not None:
         typer.echo(text, nl=not text.endswith("\n"))
     elif output is not None:
@@ -326,7 +325,8 @@ def demo(
             raise UsageError(f"{folder}: the folder is not empty")
         return make_demo(folder, n_users=users)
 
-    manifest = _guard("leaderboard demo", False, run)
+    with _guard("leaderboard demo", False):
+        manifest = run()
     typer.echo(
         f"Wrote {folder / 'solution.csv'}, {manifest} and the files it lists under "
         f"{folder / 'submissions'}"

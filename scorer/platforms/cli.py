@@ -35,11 +35,8 @@ def codabench(
     """CodaBench/CodaLab scoring program: write scores.json and detailed_results.html; exit 1
     for a rejected submission, 2 for a host failure (details in host_details.txt), so
     neither is ranked. All it prints is safe for participants."""
-    output = guarded(
-        "codabench",
-        False,
-        lambda: codabench_program.run(input_dir, output_dir, competition_of(competition), phase),
-    )
+    with guarded("codabench", False):
+        output = codabench_program.run(input_dir, output_dir, competition_of(competition), phase)
     typer.echo(codabench_program.summary(output))
 
 
@@ -73,10 +70,8 @@ def kit(
     """Write a ready-to-upload deployment for a platform, with a README.md of numbered steps."""
     from scorer.platforms.kit import build as build_kit
 
-    written = guarded(
-        "kit",
-        False,
-        lambda: build_kit(
+    with guarded("kit", False):
+        written = build_kit(
             platform,
             solution,
             out,
@@ -85,8 +80,7 @@ def kit(
             image=image,
             start=start.date() if start else None,
             end=end.date() if end else None,
-        ),
-    )
+        )
     for path in written:
         typer.echo(f"wrote {path}")
     typer.echo(f"next: follow the steps of {out / 'README.md'}")
