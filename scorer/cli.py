@@ -10,7 +10,6 @@ from typing import Annotated, Any
 
 import typer
 
-from scorer.version import __version__
 from scorer.adapters import codabench as codabench_adapter
 from scorer.api import score as score_submission
 from scorer.api import validate as validate_submission
@@ -19,6 +18,7 @@ from scorer.kits import Platform
 from scorer.kits import build as build_kit
 from scorer.leaderboard.cli import board_app
 from scorer.ndcg_json import ndcg_json
+from scorer.parts import LEAST_BUDGET
 from scorer.prepared import PreparedInfo
 from scorer.prepared import prepare as prepare_solution
 from scorer.read import DEFAULT_LIMITS, Limits
@@ -37,6 +37,7 @@ from scorer.shell import (
     fail,
     guarded,
 )
+from scorer.version import __version__
 from scorer.write import output_kind, write_table
 
 app = typer.Typer(
@@ -104,7 +105,7 @@ MaxMemory = Annotated[
         1 << 20,
         size(DEFAULT_LIMITS.max_memory),
         "Memory budget: files estimated to need more when read whole are read in parts "
-        "(CSV) or refused (too_large_for_memory).",
+        f"(CSV, from {size(LEAST_BUDGET)} up) or refused (too_large_for_memory).",
     ),
 ]
 MaxRows = Annotated[

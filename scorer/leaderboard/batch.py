@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scorer.version import __version__
 from scorer.competition import LOST_ITEMS, Competition, Split, Stage
 from scorer.contract import Role, Solution, reading
 from scorer.errors import (
@@ -46,6 +45,7 @@ from scorer.leaderboard.worker import (
 from scorer.prepared import solution_at
 from scorer.read import DEFAULT_LIMITS, Limits, Rejected, digest, snapshot
 from scorer.scoring import NoLost
+from scorer.version import __version__
 
 #: Called once before the first submission (done = 0, outcome None), then after each one.
 Progress = Callable[[int, int, "Outcome | None"], None]

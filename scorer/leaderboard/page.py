@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from html import escape
 
-from scorer.version import __version__
 from scorer.leaderboard.boards import Board, Boards, Phase, Row
 from scorer.leaderboard.literal import shown
 from scorer.leaderboard.wording import (
@@ -20,6 +19,7 @@ from scorer.leaderboard.wording import (
     title,
     utc,
 )
+from scorer.version import __version__
 
 #: Size of each row's interval chart, in CSS pixels.
 CHART_WIDTH, CHART_HEIGHT = 180, 18

@@ -28,7 +28,7 @@ from scorer.read.files import (
 )
 from scorer.read.frames import to_polars
 from scorer.read.hints import Clues, hinted
-from scorer.read.limits import DEFAULT_LIMITS, Limits, NeedsParts, Rejected
+from scorer.read.limits import DEFAULT_LIMITS, Bound, Limits, NeedsParts, Rejected
 from scorer.read.source import TableLike, describe, expanded_size, footprint, opened
 from scorer.read.split import Parts, split
 from scorer.read.text import scan_text
@@ -39,6 +39,7 @@ __all__ = [
     "ITEM",
     "RANK",
     "USER",
+    "Bound",
     "Clues",
     "Kind",
     "Limits",

@@ -12,11 +12,11 @@ from enum import StrEnum
 from importlib import resources
 from typing import Any
 
-from scorer.version import __version__
 from scorer.errors import Code, Failure
 from scorer.leaderboard.boards import Phase
 from scorer.leaderboard.schema import Status as Verdict
 from scorer.scoring import NoLost
+from scorer.version import __version__
 
 #: Raised when a key is removed or changes meaning; adding a key keeps the version.
 SCHEMA_VERSION = 1
