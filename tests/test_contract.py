@@ -743,7 +743,7 @@ def test_the_careful_reader_splits_lines_alike_in_rust_and_line_by_line(
     cells, lines and problems are the same as the line-by-line split gives."""
     from unittest import mock
 
-    import scorer.read.text as text_module
+    import scorer.read.textcells as text_module
 
     content = "user_id,edition_id,rank" + end + end.join(lines) + (end if last else "")
     with tempfile.TemporaryDirectory() as folder:

@@ -15,14 +15,15 @@ from scorer.read.cells import (
     Spec,
     Table,
     Unit,
+    apply_ranges,
     cell_issue,
     integer,
-    judge,
     parse_cells,
 )
 from scorer.read.header import check_frame, check_header, no_rows, type_report
 from scorer.read.limits import Limits, Rejected
-from scorer.read.text import Text, text_cells
+from scorer.read.text import Text
+from scorer.read.textcells import text_cells
 
 
 def is_wide(header: list[str], spec: Spec) -> bool:
@@ -166,7 +167,7 @@ def _to_long(
         )
     frame = rows.select("line", USER, ITEM, pl.col("position").alias(RANK), "position", *extras)
     # A split column is judged as in the long layout; ids were judged above.
-    return judge(file, frame, {name: "stage" for name in extras}, spec, unit, found, clues)
+    return apply_ranges(file, frame, {name: "stage" for name in extras}, spec, unit, found, clues)
 
 
 def _token_issue(
