@@ -633,24 +633,19 @@ SUFFIXES = ["", "", "", " ", "\t"]
 def test_the_typed_reader_reads_what_the_careful_reader_reads(cells: list[str]) -> None:
     """The fast path takes a file only where it reads each cell as the careful reader (every
     line judged as text) does: the same values, lines and problems, whatever the dress."""
-    from unittest import mock
-
-    import scorer.read.long as long
-
     lines = [",".join(cells[i : i + 3]) for i in range(0, len(cells) - len(cells) % 3, 3)]
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "dressed.csv"
         path.write_text(text(lines))
         fast = _read_as_table(path)
-        with mock.patch.object(long, "_typed_read", return_value=None):
-            careful = _read_as_table(path)
+        careful = _read_as_table(path, careful=True)
     assert fast == careful
 
 
-def _read_as_table(path: Path) -> object:
+def _read_as_table(path: Path, careful: bool = False) -> object:
     """A submission's rows (line and typed cells) and problems, or the report refusing it."""
     try:
-        table = read_submission(path)
+        table = read_submission(path, careful=careful)
     except SubmissionError as exc:
         return exc.report.to_dict()
     return table.frame.rows(), Report.of(table.file, list(table.problems)).to_dict()
@@ -741,18 +736,27 @@ def test_the_careful_reader_splits_lines_alike_in_rust_and_line_by_line(
 ) -> None:
     """Text without a quote is split by polars' reader when it finds every line whole; the
     cells, lines and problems are the same as the line-by-line split gives."""
-    from unittest import mock
+    from scorer.read.limits import DEFAULT_LIMITS, Rejected
+    from scorer.read.text import scan_text
+    from scorer.read.textcells import text_cells
 
-    import scorer.read.textcells as text_module
+    def split(path: Path, careful: bool) -> object:
+        text = scan_text("split.csv", path, DEFAULT_LIMITS, blank_long=True)
+        if text.rows == 0:
+            return "no rows"  # refused by the reader before any split
+        try:
+            cells, problems = text_cells(
+                "split.csv", text, text.header, DEFAULT_LIMITS, careful=careful
+            )
+        except Rejected as exc:
+            return exc.report.to_dict()
+        return cells.rows(), Report.of("split.csv", problems).to_dict()
 
     content = "user_id,edition_id,rank" + end + end.join(lines) + (end if last else "")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "split.csv"
         path.write_bytes(content.encode())
-        with mock.patch("scorer.read.long._typed_read", return_value=None):
-            fast = _read_as_table(path)
-            with mock.patch.object(text_module, "_split_by_polars", return_value=None):
-                slow = _read_as_table(path)
+        fast, slow = split(path, careful=False), split(path, careful=True)
     assert fast == slow
 
 
@@ -787,8 +791,7 @@ def test_a_few_cells_polars_cannot_read_are_judged_as_the_careful_reader_judges_
         path.write_bytes(content.encode())
         with mock.patch.object(long, "text_cells", wraps=long.text_cells) as split:
             fast = _read_as_table(path)
-        with mock.patch.object(long, "_typed_read", return_value=None):
-            careful = _read_as_table(path)
+        careful = _read_as_table(path, careful=True)
     assert fast == careful
     dresses = set(dressed.values())
     if not {"-{}", "{},9"} & dresses:  # no sign to misread, no extra field: the typed read

@@ -14,12 +14,16 @@ from scorer.read import DEFAULT_LIMITS, ITEM, RANK, USER, Limits, Table, TableLi
 
 
 def read_submission(
-    source: TableLike, limits: Limits = DEFAULT_LIMITS, *, competition: Competition = LOST_ITEMS
+    source: TableLike,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    competition: Competition = LOST_ITEMS,
+    careful: bool = False,
 ) -> Table:
     """Read a submission's cells, in either layout; a file whose rows cannot be judged is a
-    `SubmissionError`."""
+    `SubmissionError`. `careful`: as for `read_table`."""
     with reading(Role.SUBMISSION):
-        return read_table(source, spec_of(Role.SUBMISSION, competition), limits)
+        return read_table(source, spec_of(Role.SUBMISSION, competition), limits, careful=careful)
 
 
 def check_submission(

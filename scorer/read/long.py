@@ -12,20 +12,20 @@ from scorer.read.text import Text
 from scorer.read.textcells import numbered, read_quietly, text_cells
 
 
-def from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
+def from_text(file: str, text: Text, spec: Spec, limits: Limits, *, careful: bool = False) -> Table:
     """A CSV file's rows: the typed read when the scan found nothing it could misread, else
-    (or when it fails) every line judged as text."""
+    (or when it fails, or with `careful`) every line judged as text."""
     check(file, text, spec)
     kinds = spec.kinds(text.header)
     if text.rows == 0 and not text.part:
         raise Rejected(no_rows(file))
     if not text.part:  # a part is checked before it is loaded (`split.Parts.table`)
         limits.check_whole(file, text.rows, "the file has {count} rows")
-    if not text.lenient and not text.long_count:
+    if not (careful or text.lenient or text.long_count):
         fast = _typed(file, text, kinds, spec, limits)
         if fast is not None:
             return fast
-    return _diagnose(file, text, kinds, spec, limits)
+    return _diagnose(file, text, kinds, spec, limits, careful)
 
 
 def check(file: str, text: Text, spec: Spec) -> None:
@@ -93,9 +93,11 @@ def _typed(
     return apply_ranges(file, frame, kinds, spec, "line", [*issues, *bad], clues)
 
 
-def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits: Limits) -> Table:
+def _diagnose(
+    file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits: Limits, careful: bool
+) -> Table:
     """The careful path: every physical line, every field as text, every cell judged."""
-    cells, issues = text_cells(file, text, list(kinds), limits)
+    cells, issues = text_cells(file, text, list(kinds), limits, careful=careful)
     typed, bad, clues = parse_cells(file, cells, kinds, spec, "line")
     return apply_ranges(file, typed, kinds, spec, "line", [*issues, *bad], clues)
 

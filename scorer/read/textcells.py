@@ -22,15 +22,17 @@ def text_cells(
     hint: str = "",
     *,
     only: pl.Series | None = None,
+    careful: bool = False,
 ) -> tuple[pl.DataFrame, list[Problem]]:
     """Every physical line below the header split into the fields `names`, as text, with its
     line number; lines over the length cap and lines with another number of fields become
     problems (`hint` adds a word on the format to the field-count message); `NeedsParts` for a
     whole file the limits keep from this reader (`Bound.careful`). With `only`, just
-    the lines of those numbers (the text's own, 1 the header), and none of them need be one."""
+    the lines of those numbers (the text's own, 1 the header), and none of them need be one.
+    `careful`: never split by polars' reader, always line by line (the same cells)."""
     if only is None and not (text.part or limits.careful_whole()):
         raise NeedsParts(file)
-    if only is None and not text.quoted and not text.long_count:
+    if only is None and not (careful or text.quoted or text.long_count):
         cells = _split_by_polars(text, names)
         if cells is not None:
             return cells, []
