@@ -798,3 +798,23 @@ def test_a_few_cells_polars_cannot_read_are_judged_as_the_careful_reader_judges_
         holes = bool(blank) or bool(dresses - {"+{}"})  # every other dress is a hole
         patched = [call for call in split.call_args_list if call.kwargs.get("only") is not None]
         assert bool(patched) == holes  # ... with its few holes judged as text
+
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
+@pytest.mark.parametrize("path", sorted((CORPUS / "sub").iterdir()), ids=lambda p: p.name)
+def test_the_careful_check_answers_as_the_fast_one(path: Path) -> None:
+    """`careful=True` skips the check's fast paths (the matrix, the screen): the same rows or
+    the same report for every submission of the corpus."""
+    targets = pl.read_csv(CORPUS / "targets.csv").get_column("user_id")
+
+    def answer(careful: bool) -> object:
+        try:
+            table = read_submission(path, careful=careful)
+            rows = scorer.contract.check_submission(table, targets, careful=careful)
+        except SubmissionError as exc:
+            return exc.report.to_dict()
+        return rows.sort(rows.columns).rows()
+
+    assert answer(careful=False) == answer(careful=True)

@@ -27,11 +27,13 @@ def read_submission(
 
 
 def check_submission(
-    table: Table, targets: pl.Series, *, packed: bool | None = None
+    table: Table, targets: pl.Series, *, packed: bool | None = None, careful: bool = False
 ) -> pl.DataFrame:
     """Apply every rule of the table's competition; raise one `SubmissionError` listing every
     problem, or return the listed rows `keyed` by pair with their rank, as scoring joins them
-    (`packed` keys: by default when the submission's ids allow)."""
+    (`packed` keys: by default when the submission's ids allow). `careful`: skip the fast
+    paths (the matrix of a usual file, the screen of a valid one) and judge every rule row by
+    row (the same answer, slower), as the differential tests need."""
     competition = table.competition
     frame = table.frame
     # A wide line with an empty list is a user with no items: seen, but not a row to rank.
@@ -39,12 +41,12 @@ def check_submission(
     listed = frame.filter(pl.col("position").is_not_null()) if empty else frame
     if packed is None:
         packed = packable(listed)
-    if packed and not table.problems and not empty:
+    if packed and not (careful or table.problems or empty):
         blocks = _in_blocks(listed, targets, competition)
         if blocks is not None:
             return blocks
     rows = None if table.problems else ranked(listed, packed, competition.rank_bits)
-    if rows is not None and not empty and _passes_screen(rows, targets, competition):
+    if rows is not None and not (careful or empty) and _passes_screen(rows, targets, competition):
         return rows
     report = Report.of(table.file, [*table.problems, *_row_problems(table, targets)])
     if report or rows is None:
