@@ -17,7 +17,7 @@ from scorer.contract import (
     targets_of,
 )
 from scorer.errors import UsageError
-from scorer.parts import plan, run
+from scorer.parts import Plan, plan, run
 from scorer.prepared import loaded
 from scorer.read import DEFAULT_LIMITS, Limits, Table, TableLike
 from scorer.scoring import NoLost, ScoreResult, aggregate, ignored, per_user
@@ -152,7 +152,7 @@ def _competition(solution: object, competition: Competition) -> Competition:
 
 def _plan(
     submission: TableLike, truth: object, parts: int | None, limits: Limits, role: Role
-) -> int:
+) -> Plan:
     try:
         return plan(submission, truth, parts, limits, role)
     except ValueError as exc:

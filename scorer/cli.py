@@ -14,6 +14,7 @@ from scorer.api import validate as validate_submission
 from scorer.errors import FileSystemError, UsageError, size
 from scorer.leaderboard.cli import board_app
 from scorer.ndcg_json import ndcg_json
+from scorer.parts import LEAST_BUDGET
 from scorer.platforms.cli import platforms_app
 from scorer.prepared import PreparedInfo
 from scorer.prepared import prepare as prepare_solution
@@ -103,7 +104,7 @@ MaxMemory = Annotated[
         1 << 20,
         size(DEFAULT_LIMITS.max_memory),
         "Memory budget: files estimated to need more when read whole are read in parts "
-        "(CSV) or refused (too_large_for_memory).",
+        f"(CSV, from {size(LEAST_BUDGET)} up) or refused (too_large_for_memory).",
     ),
 ]
 MaxRows = Annotated[

@@ -15,7 +15,7 @@ import math
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, cast
 
@@ -34,6 +34,7 @@ from scorer.errors import (
 )
 from scorer.read import (
     DEFAULT_LIMITS,
+    Bound,
     Clues,
     Limits,
     NeedsParts,
@@ -70,13 +71,40 @@ BASE_BYTES = 300 << 20
 SPLIT_BYTES = 700 << 20
 
 
+#: The least room a part needs beyond `BASE_BYTES` and `SPLIT_BYTES`: below it, a budget leaves
+#: no room for a part, and two files over it are refused rather than split into millions.
+PART_BYTES = 1 << 20
+
+#: The least budget under which two files too large to read whole can be read in parts.
+LEAST_BUDGET = BASE_BYTES + SPLIT_BYTES + PART_BYTES
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How two files are read, decided from cheap facts before any work, and why."""
+
+    #: The parts to read them in (1: whole).
+    parts: int
+    #: The reader the parts are sized for: "typed", or "careful" when they are too large
+    #: for the budget whole (`CAREFUL_BYTES_PER_BYTE`).
+    reader: str
+    #: Why, in a few words.
+    reason: str
+    #: The estimated peak memory of reading both whole with the typed reader, in bytes.
+    estimate: int
+    #: The parts that keep the careful reader within the budget, when a plan of one part
+    #: turns out to need it (`run` reads again in them); 1 when it fits whole or the files
+    #: cannot be split.
+    careful_parts: int = 1
+
+
 def plan(
     submission: TableLike,
     truth: object,
     parts: int | None = None,
     limits: Limits = DEFAULT_LIMITS,
     role: Role = Role.SOLUTION,
-) -> int:
+) -> Plan:
     """How many parts to read two files in, decided from cheap facts before any work: `parts`
     if given; else 1 when reading both whole is estimated to fit the memory budget
     (`Limits.max_memory`: `BYTES_PER_BYTE` for every byte of their tables, `footprint`, plus
@@ -84,38 +112,61 @@ def plan(
     cost. Only CSV and CSV.gz files are split (a frame is in memory already; a Parquet file, a
     `Solution` or a targets series is read whole), so any other pair is one part whatever is
     asked; a Parquet submission over the budget is refused (too_large_for_memory) before it
-    is read. Two files that fit whole for the typed reader but not for the careful one are
-    one part here: `run` reads them in parts only if the careful reader turns out to be
-    needed, which the reader's own scan finds (`careful_parts`)."""
+    is read, and so are two CSV files when the budget leaves no room for a part
+    (`LEAST_BUDGET`). Two files that fit whole for the typed reader but not for the careful
+    one are one part here: `run` reads them in parts only if the careful reader turns out to
+    be needed, which the reader's own scan finds (`Plan.careful_parts`)."""
     if parts is not None and parts < 1:
         raise ValueError(f"parts = {parts}; expected 1 or more")
-    sizes = {"sub": _footprint(submission), "truth": _footprint(truth)}
-    need = BYTES_PER_BYTE * sum(sizes.values())
+    sizes = {"sub": _footprint(submission), "truth": _footprint(truth)}  # once per file
+    total = sum(sizes.values())
+    need = BYTES_PER_BYTE * total
+    estimate = need + BASE_BYTES
     splittable = _splittable(submission) and _splittable(truth)
+    careful = _careful_parts(total, splittable, limits)
     if splittable and parts is not None:
-        return parts
-    if parts is not None or need + BASE_BYTES <= limits.max_memory:
-        return 1
-    count = careful_parts(submission, truth, limits)
-    if count is not None:
-        return count
+        return Plan(parts, "typed", "asked for", estimate, careful or 1)
+    if parts is not None:
+        return Plan(1, "typed", "cannot be split", estimate)
+    if estimate <= limits.max_memory:
+        return Plan(1, "typed", "fits the budget whole", estimate, careful or 1)
+    if careful is not None:
+        return Plan(careful, "careful", "over the budget whole", estimate)
+    if splittable:
+        raise _no_room(submission, truth, sizes, limits, role)
     raise _too_large(submission, truth, sizes, need, limits, role)
 
 
-def careful_parts(submission: object, truth: object, limits: Limits) -> int | None:
-    """How many parts keep the careful reader of two files within the budget (1: both fit
-    whole); None when they cannot be split or the budget leaves no room for a part."""
-    total = _footprint(submission) + _footprint(truth)
+def _careful_parts(total: int, splittable: bool, limits: Limits) -> int | None:
+    """How many parts keep the careful reader of two files of `total` bytes within the
+    budget (1: both fit whole); None when they cannot be split or the budget leaves no room
+    for a part."""
     if CAREFUL_BYTES_PER_BYTE * total + BASE_BYTES <= limits.max_memory:
         return 1
     room = limits.max_memory - BASE_BYTES - SPLIT_BYTES
-    if not (_splittable(submission) and _splittable(truth)) or room <= 0:
+    if not splittable or room < PART_BYTES:
         return None
     return max(2, math.ceil(CAREFUL_BYTES_PER_BYTE * total / room))
 
 
 def _footprint(source: object) -> int:
     return footprint(Path(source)) if isinstance(source, str | Path) else 0
+
+
+def _no_room(
+    submission: TableLike, truth: object, sizes: dict[str, int], limits: Limits, role: Role
+) -> ScorerError:
+    """Two CSV files over the budget whole, under a budget with no room for a part: the
+    larger one's error, naming the least budget that reads them in parts."""
+    ours = sizes["sub"] >= sizes["truth"]
+    file = describe(cast(TableLike, submission if ours else truth))
+    message = (
+        f"{file}: the budget of {size(limits.max_memory)} leaves no room to read it in parts; "
+        f"reading in parts needs at least {size(LEAST_BUDGET)}"
+    )
+    hint = "raise the budget with --max-memory (max_memory in Limits)"
+    report = single(file, Code.TOO_LARGE_FOR_MEMORY, message, hint=hint)
+    return SubmissionError(report) if ours else HostError(str(role), report)
 
 
 def _too_large(
@@ -168,7 +219,7 @@ def run(
     truth: TableLike | T,
     role: Role,
     competition: Competition,
-    count: int,
+    planned: Plan,
     limits: Limits,
     read: Callable[[Table], T],
     check: Callable[[T, Table], R],
@@ -176,24 +227,24 @@ def run(
     *,
     ready: bool = False,
 ) -> list[R]:
-    """For each part, `read` the organiser's part (`truth`, a file of `role`, or with `ready`
-    what `read` would make of it, used as it is in one part) and `check` the submission's
-    part against it. `users` counts the target users of what `read` made: the submission's
-    part is read knowing that a valid one has k rows for each (`Limits.valid_rows`).
+    """For each part of `planned`, `read` the organiser's part (`truth`, a file of `role`,
+    or with `ready` what `read` would make of it, used as it is in one part) and `check` the
+    submission's part against it. `users` counts the target users of what `read` made: the
+    submission's part is read knowing that a valid one has k rows for each
+    (`Bound.valid_rows`).
 
     A file refused as a whole raises at once, the organiser's first, as when read whole.
     Otherwise the problems of every part are reported together (the organiser's first and
     alone); returns what `check` gave for each part. Two files read whole that fit the
     budget for the typed reader but not for the careful one (`plan`) are read again in
     parts if either turns out to need the careful reader."""
-    if count == 1 and not ready:
-        careful = careful_parts(submission, truth, limits)
-        if careful is not None and careful > 1:
-            try:
-                whole = replace(limits, careful_whole=False)
-                return _run(submission, truth, role, competition, 1, whole, read, check, users)
-            except NeedsParts:
-                count = careful
+    count, careful = planned.parts, planned.careful_parts
+    if count == 1 and not ready and careful > 1:
+        try:
+            whole = Bound.of(limits, careful=False)
+            return _run(submission, truth, role, competition, 1, whole, read, check, users)
+        except NeedsParts:
+            count = careful
     return _run(
         submission, truth, role, competition, count, limits, read, check, users, ready=ready
     )
@@ -232,7 +283,7 @@ def _run(
                 continue
             if broken:
                 continue  # the organiser's problems are reported alone
-            bound = replace(limits, valid_rows=users(known) * competition.k)
+            bound = Bound.of(limits, valid_rows=users(known) * competition.k)
             try:
                 table = _table(entry, part, bound, Role.SUBMISSION)
                 entry_clues += table.clues

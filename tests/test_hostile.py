@@ -62,7 +62,7 @@ from scorer.leaderboard.results import BatchResult, Outcome
 from scorer.leaderboard.schema import Status
 from scorer.leaderboard.store import Store
 from scorer.platforms import codabench, evalai, kaggle
-from scorer.read import Limits, Rejected, archive, files, footprint, read_table
+from scorer.read import Bound, Limits, Rejected, archive, files, footprint, read_table
 from scorer.read import inflate as inflate_module
 from scorer.read.limits import WHOLE_ROWS_FLOOR
 
@@ -593,7 +593,7 @@ def parquet(path: Path, columns: dict[str, Any], **options: Any) -> Path:
 def refusal_of(path: Path, limits: Limits | None = None) -> tuple[str, str]:
     """The code and message of the one problem reading `path` as a submission gives."""
     with pytest.raises(Rejected) as caught:
-        read_table(path, spec_of(Role.SUBMISSION), limits or Limits(valid_rows=80))
+        read_table(path, spec_of(Role.SUBMISSION), limits or Bound(valid_rows=80))
     (found,) = caught.value.report.problems
     return str(found.code), found.examples[0].message
 
@@ -643,7 +643,7 @@ def test_repeated_text_is_measured_before_it_is_expanded(tmp_path: Path) -> None
     path = parquet(
         tmp_path / "s.parquet", {"user_id": [1001, 1002, 1003, 1004], "edition_ids": cells}
     )
-    code, message = refusal_of(path, Limits(max_decompressed_bytes=10_000, valid_rows=80))
+    code, message = refusal_of(path, Bound(max_decompressed_bytes=10_000, valid_rows=80))
     assert code == "file_too_large"
     assert message == "s.parquet: its text decodes to 12,000 bytes; at most 10,000 are accepted"
 

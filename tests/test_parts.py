@@ -21,8 +21,16 @@ from scorer import HostError, SubmissionError
 from scorer.cli import app
 from scorer.contract import Role, spec_of
 from scorer.errors import ScorerError, UsageError
-from scorer.parts import BASE_BYTES, BYTES_PER_BYTE, CAREFUL_BYTES_PER_BYTE, SPLIT_BYTES, plan
-from scorer.read import DEFAULT_LIMITS, Limits, read_table
+from scorer.parts import (
+    BASE_BYTES,
+    BYTES_PER_BYTE,
+    CAREFUL_BYTES_PER_BYTE,
+    LEAST_BUDGET,
+    SPLIT_BYTES,
+    Plan,
+    plan,
+)
+from scorer.read import DEFAULT_LIMITS, Bound, Limits, read_table
 from scorer.read.limits import WHOLE_ROWS_FLOOR
 from scorer.read.split import split
 
@@ -125,14 +133,14 @@ def test_files_over_the_memory_budget_are_scored_in_parts_by_default(tmp_path: P
     small.write_text("user_id,edition_id,rank\n")
     budget = Limits(max_memory=4 << 30)
     fits = (budget.max_memory - BASE_BYTES) // BYTES_PER_BYTE - small.stat().st_size
-    assert plan(sparse(tmp_path / "fits.csv", fits), small, limits=budget) == 1
+    assert plan(sparse(tmp_path / "fits.csv", fits), small, limits=budget).parts == 1
     large = sparse(tmp_path / "large.csv", 3 << 30)
     room = budget.max_memory - BASE_BYTES - SPLIT_BYTES
     expected = -(-CAREFUL_BYTES_PER_BYTE * ((3 << 30) + small.stat().st_size) // room)
-    assert plan(large, small, limits=budget) == expected == 8  # sized for the careful reader
-    assert plan(large, small, limits=Limits(max_memory=32 << 30)) == 1  # a bigger budget
-    assert plan(large, small, 2, limits=budget) == 2  # asked for: as asked
-    assert plan(tmp_path / "missing.csv", small) == 1  # the reader says it is missing
+    assert plan(large, small, limits=budget).parts == expected == 8  # sized for the careful reader
+    assert plan(large, small, limits=Limits(max_memory=32 << 30)).parts == 1  # a bigger budget
+    assert plan(large, small, 2, limits=budget).parts == 2  # asked for: as asked
+    assert plan(tmp_path / "missing.csv", small).parts == 1  # the reader says it is missing
 
 
 def test_a_parquet_file_over_the_memory_budget_is_refused_before_it_is_read(
@@ -249,9 +257,9 @@ def test_a_gzip_file_is_split_as_its_text(tmp_path: Path) -> None:
 
 def test_frames_and_parquet_files_are_one_part(tmp_path: Path) -> None:
     frame = pl.read_csv(VALID)
-    assert plan(frame, SOLUTION, 4) == 1
+    assert plan(frame, SOLUTION, 4).parts == 1
     frame.write_parquet(tmp_path / "valid.parquet")
-    assert plan(tmp_path / "valid.parquet", SOLUTION, 4) == 1
+    assert plan(tmp_path / "valid.parquet", SOLUTION, 4).parts == 1
     assert scorer.score(frame, SOLUTION, parts=4).parts == 1
 
 
@@ -266,13 +274,18 @@ def test_a_file_for_the_careful_reader_is_read_in_parts_when_its_scan_finds_it(
 
     monkeypatch.setattr(parts, "BASE_BYTES", 0)  # a budget small tables can cross
     monkeypatch.setattr(parts, "SPLIT_BYTES", 0)
+    monkeypatch.setattr(parts, "PART_BYTES", 1)
     padded = tmp_path / "padded.csv"
     header, *rows = VALID.read_text().splitlines()
     padded.write_text("\n".join([header, *(row.replace(",", " ,", 1) for row in rows)]) + "\n")
     total = padded.stat().st_size + SOLUTION.stat().st_size
     budget = Limits(max_memory=BYTES_PER_BYTE * total + 1)  # the typed reader fits, whole
     assert CAREFUL_BYTES_PER_BYTE * total > budget.max_memory  # the careful one does not
-    assert plan(padded, SOLUTION, limits=budget) == plan(VALID, SOLUTION, limits=budget) == 1
+    assert (
+        plan(padded, SOLUTION, limits=budget).parts
+        == plan(VALID, SOLUTION, limits=budget).parts
+        == 1
+    )
     expected = -(-CAREFUL_BYTES_PER_BYTE * total // budget.max_memory)
     careful = scorer.score(padded, SOLUTION, limits=budget)
     assert careful.parts == expected > 1
@@ -295,3 +308,63 @@ def test_one_users_rows_past_a_million_are_refused_by_count(tmp_path: Path, part
     assert "too_many_rows" in codes
     message = caught.value.report.problems[codes.index("too_many_rows")].examples[0].message
     assert f"has {WHOLE_ROWS_FLOOR + 1:,} rows" in message
+
+
+def test_the_plan_says_what_it_decided_and_why(tmp_path: Path) -> None:
+    small = tmp_path / "small.csv"
+    small.write_text("user_id,edition_id,rank\n")
+    large = sparse(tmp_path / "large.csv", 3 << 30)
+    total = (3 << 30) + small.stat().st_size
+    estimate = BYTES_PER_BYTE * total + BASE_BYTES
+    room = (4 << 30) - BASE_BYTES - SPLIT_BYTES
+    careful = -(-CAREFUL_BYTES_PER_BYTE * total // room)
+    assert plan(large, small, limits=Limits(max_memory=4 << 30)) == Plan(
+        careful, "careful", "over the budget whole", estimate
+    )
+    # Asked for one part, it keeps the careful reader's parts for a file that needs them.
+    assert plan(large, small, 3) == Plan(3, "typed", "asked for", estimate, careful)
+
+
+def test_a_budget_with_no_room_for_a_part_is_refused_with_the_least_budget() -> None:
+    # Before: "a file of its kind is not read in parts ... or use a CSV file", for a CSV.
+    result = CliRunner().invoke(
+        app,
+        [
+            "score",
+            "data/sample_submission.csv",
+            "--solution",
+            "data/solution.csv",
+            "--max-memory",
+            "315000000",
+        ],
+    )
+    assert result.exit_code == 1
+    assert "[too_large_for_memory]" in result.output
+    assert "leaves no room to read it in parts; reading in parts needs at least 1,001 MiB" in (
+        result.output
+    )
+    assert "not read in parts" not in result.output
+    assert LEAST_BUDGET == BASE_BYTES + SPLIT_BYTES + (1 << 20)
+    help_text = CliRunner().invoke(app, ["score", "--help"], terminal_width=200).output
+    assert "from 1,001 MiB up" in help_text
+
+
+def test_limits_hold_the_users_caps_only() -> None:
+    with pytest.raises(TypeError):
+        Limits(careful_whole=False)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Limits(valid_rows=3)  # type: ignore[call-arg]
+    bound = Bound.of(Limits(max_memory=5 << 30), valid_rows=3)
+    assert (bound.max_memory, bound.whole_rows(), bound.careful_whole()) == (5 << 30, 3, True)
+
+
+def test_a_file_that_needs_the_careful_reader_is_scored_under_any_limits(tmp_path: Path) -> None:
+    # A minus sign sends a file to the careful reader; `NeedsParts` never leaves the API.
+    lines = VALID.read_text().splitlines()
+    head, first = lines[0], lines[1].split(",")
+    first[-1] = "-1"
+    path = tmp_path / "minus.csv"
+    path.write_text("\n".join([head, ",".join(first), *lines[2:]]) + "\n")
+    for limits in (DEFAULT_LIMITS, Limits(max_memory=LEAST_BUDGET)):
+        with pytest.raises(SubmissionError):
+            scorer.score(path, SOLUTION, limits=limits)

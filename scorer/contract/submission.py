@@ -14,20 +14,26 @@ from scorer.read import DEFAULT_LIMITS, ITEM, RANK, USER, Limits, Table, TableLi
 
 
 def read_submission(
-    source: TableLike, limits: Limits = DEFAULT_LIMITS, *, competition: Competition = LOST_ITEMS
+    source: TableLike,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    competition: Competition = LOST_ITEMS,
+    careful: bool = False,
 ) -> Table:
     """Read a submission's cells, in either layout; a file whose rows cannot be judged is a
-    `SubmissionError`."""
+    `SubmissionError`. `careful`: as for `read_table`."""
     with reading(Role.SUBMISSION):
-        return read_table(source, spec_of(Role.SUBMISSION, competition), limits)
+        return read_table(source, spec_of(Role.SUBMISSION, competition), limits, careful=careful)
 
 
 def check_submission(
-    table: Table, targets: pl.Series, *, packed: bool | None = None
+    table: Table, targets: pl.Series, *, packed: bool | None = None, careful: bool = False
 ) -> pl.DataFrame:
     """Apply every rule of the table's competition; raise one `SubmissionError` listing every
     problem, or return the listed rows `keyed` by pair with their rank, as scoring joins them
-    (`packed` keys: by default when the submission's ids allow)."""
+    (`packed` keys: by default when the submission's ids allow). `careful`: skip the fast
+    paths (the matrix of a usual file, the screen of a valid one) and judge every rule row by
+    row (the same answer, slower), as the differential tests need."""
     competition = table.competition
     frame = table.frame
     # A wide line with an empty list is a user with no items: seen, but not a row to rank.
@@ -36,12 +42,12 @@ def check_submission(
     if packed is None:
         packed = packable(listed)
     top = largest_user(listed) if packed and not table.problems else 0  # once, for both
-    if packed and not table.problems and not empty:
+    if packed and not (careful or table.problems or empty):
         blocks = _in_blocks(listed, targets, competition, top)
         if blocks is not None:
             return blocks
     rows = None if table.problems else ranked(listed, packed, competition.rank_bits, top)
-    if rows is not None and not empty and _passes_screen(rows, targets, competition):
+    if rows is not None and not (careful or empty) and _passes_screen(rows, targets, competition):
         return rows
     report = Report.of(table.file, [*table.problems, *_row_problems(table, targets)])
     if report or rows is None:

@@ -28,7 +28,7 @@ from scorer.read.files import (
 )
 from scorer.read.frames import to_polars
 from scorer.read.hints import Clues, hinted
-from scorer.read.limits import DEFAULT_LIMITS, Limits, NeedsParts, Rejected
+from scorer.read.limits import DEFAULT_LIMITS, Bound, Limits, NeedsParts, Rejected
 from scorer.read.source import TableLike, describe, expanded_size, footprint, opened
 from scorer.read.split import Parts, split
 from scorer.read.text import scan_text
@@ -39,6 +39,7 @@ __all__ = [
     "ITEM",
     "RANK",
     "USER",
+    "Bound",
     "Clues",
     "Kind",
     "Limits",
@@ -67,10 +68,14 @@ __all__ = [
 ]
 
 
-def read_table(source: TableLike, spec: Spec, limits: Limits = DEFAULT_LIMITS) -> Table:
+def read_table(
+    source: TableLike, spec: Spec, limits: Limits = DEFAULT_LIMITS, *, careful: bool = False
+) -> Table:
     """Read a path (CSV, CSV.gz, Parquet) or a polars/pandas frame in the layout its header
     shows; raise `Rejected` for a file whose rows cannot be judged at all. A Parquet file is
-    judged from its footer (columns, rows, sizes, header) before any page is decoded."""
+    judged from its footer (columns, rows, sizes, header) before any page is decoded.
+    `careful`: a CSV file skips the fast paths and is judged line by line as text (the same
+    table, slower), as the differential tests need (like sklearn's `ignore_ties`)."""
     file = describe(source)
     if not isinstance(source, str | Path):
         return _from_frame(file, to_polars(source, file, limits), spec, limits)
@@ -83,8 +88,8 @@ def read_table(source: TableLike, spec: Spec, limits: Limits = DEFAULT_LIMITS) -
             return _from_frame(file, frame, spec, limits)
         text = scan_text(file, content, limits, blank_long=True)
         if wide.is_wide(text.header, spec):
-            return wide.from_text(file, text, spec, limits)
-        return long.from_text(file, text, spec, limits)
+            return wide.from_text(file, text, spec, limits, careful=careful)
+        return long.from_text(file, text, spec, limits, careful=careful)
 
 
 def _from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Table:

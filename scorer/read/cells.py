@@ -112,7 +112,7 @@ def parse_cells(
     file: str, cells: pl.DataFrame, kinds: dict[str, Kind], spec: Spec, unit: str
 ) -> tuple[pl.DataFrame, list[Problem], Clues]:
     """Text cells to typed ones. A cell that is not a plain integer becomes null and an issue;
-    ranges and stage values are judged later, on typed values, in `judge`. A user id written
+    ranges and stage values are judged later, on typed values, in `apply_ranges`. A user id written
     as a float ('10000.0') is an issue too, but its row still counts for that user, so the
     rules on users blame nothing else on it. The clues count the cells written as floats."""
     numbers = [name for name, kind in kinds.items() if kind != "stage"]
@@ -178,7 +178,7 @@ def cell_issue(
     )
 
 
-def judge(
+def apply_ranges(
     file: str,
     frame: pl.DataFrame,
     kinds: dict[str, Kind],

@@ -38,18 +38,16 @@ class Limits:
     #: A Parquet footer (the schema and the metadata of every row group) is parsed whole
     #: before any check of its content: a submission's is a few kilobytes.
     max_metadata_bytes: int = 8 << 20
-    #: The most rows a valid submission can have (k for each target user), when the reader
-    #: knows it (`scorer.parts.run` sets it from the targets). A Parquet file or a data frame
-    #: is read whole and its rows cost nothing on disk (a footer of 3 MB may declare 240
-    #: million repeated rows), so one with more than twice as many rows is refused from its
-    #: row count. A CSV file's rows are bounded by its bytes and reported one by one.
-    valid_rows: int | None = None
-    #: Whether a whole CSV file may take the careful reader, which judges every line as text
-    #: and costs more memory than the typed one (`scorer.parts`). `scorer.parts.run` sets it
-    #: False when two files fit the budget whole for the typed reader but not for the careful
-    #: one: a whole file that needs the careful reader then raises `NeedsParts`, found by the
-    #: reader's own scan, and the run is read again in parts.
-    careful_whole: bool = True
+
+    def whole_rows(self) -> int | None:
+        """The most rows a valid submission read whole can have, when the read knows it
+        (`Bound`); the user's caps alone do not."""
+        return None
+
+    def careful_whole(self) -> bool:
+        """Whether a whole CSV file may take the careful reader (`Bound`); always with the
+        user's caps alone."""
+        return True
 
     def check_size(self, file: str, size: int) -> None:
         """`Rejected` (file_too_large) when a file of `size` bytes is over the cap."""
@@ -80,13 +78,14 @@ class Limits:
         """`check_rows`, then the cap of a table read whole (`valid_rows`), from
         `WHOLE_ROWS_FLOOR` rows: a small table is judged row by row, as its CSV twin is."""
         self.check_rows(file, count, what)
-        if self.valid_rows is not None and count > max(2 * self.valid_rows, WHOLE_ROWS_FLOOR):
+        valid_rows = self.whole_rows()
+        if valid_rows is not None and count > max(2 * valid_rows, WHOLE_ROWS_FLOOR):
             found = what.replace("{count}", f"{count:,}")
             raise Rejected(
                 single(
                     file,
                     Code.TOO_MANY_ROWS,
-                    f"{file}: {found}; a valid submission has at most {self.valid_rows:,} "
+                    f"{file}: {found}; a valid submission has at most {valid_rows:,} "
                     "rows, and a table with more than twice as many is not read",
                 )
             )
@@ -110,8 +109,42 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
+@dataclass(frozen=True)
+class Bound(Limits):
+    """The user's caps with the state of one read, which only `scorer.parts` sets: the public
+    `Limits` holds caps only, so no caller can hand a reader its control state."""
+
+    #: The most rows a valid submission can have (k for each target user), when the reader
+    #: knows it (`scorer.parts` sets it from the targets). A Parquet file or a data frame
+    #: is read whole and its rows cost nothing on disk (a footer of 3 MB may declare 240
+    #: million repeated rows), so one with more than twice as many rows is refused from its
+    #: row count. A CSV file's rows are bounded by its bytes and reported one by one.
+    valid_rows: int | None = None
+    #: Whether a whole CSV file may take the careful reader, which judges every line as text
+    #: and costs more memory than the typed one (`scorer.parts`). `scorer.parts` sets it
+    #: False when two files fit the budget whole for the typed reader but not for the careful
+    #: one: a whole file that needs the careful reader then raises `NeedsParts`, found by the
+    #: reader's own scan, and `scorer.parts` reads the run again in parts.
+    careful: bool = True
+
+    @classmethod
+    def of(cls, limits: Limits, **state: object) -> Bound:
+        """`limits`' caps with this read's state (`valid_rows`, `careful`)."""
+        caps = {name: getattr(limits, name) for name in Limits.__dataclass_fields__}
+        if isinstance(limits, Bound):
+            caps |= {"valid_rows": limits.valid_rows, "careful": limits.careful}
+        return cls(**(caps | state))
+
+    def whole_rows(self) -> int | None:
+        return self.valid_rows
+
+    def careful_whole(self) -> bool:
+        return self.careful
+
+
 class NeedsParts(Exception):
-    """Raised by the careful reader of a whole file when `Limits.careful_whole` is False."""
+    """Raised by the careful reader of a whole file when `Bound.careful` is False; caught by
+    `scorer.parts`, never seen outside it."""
 
 
 class Rejected(Exception):

@@ -4,27 +4,28 @@ from __future__ import annotations
 
 import polars as pl
 
-from scorer.read.cells import DTYPE, MAX_ID, Kind, Spec, Table, judge, parse_cells
+from scorer.read.cells import DTYPE, MAX_ID, Kind, Spec, Table, apply_ranges, parse_cells
 from scorer.read.header import check_frame, check_header, no_rows, type_report
 from scorer.read.hints import Clues
 from scorer.read.limits import Limits, Rejected
-from scorer.read.text import Text, numbered, read_quietly, text_cells
+from scorer.read.text import Text
+from scorer.read.textcells import numbered, read_quietly, text_cells
 
 
-def from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
+def from_text(file: str, text: Text, spec: Spec, limits: Limits, *, careful: bool = False) -> Table:
     """A CSV file's rows: the typed read when the scan found nothing it could misread, else
-    (or when it fails) every line judged as text."""
+    (or when it fails, or with `careful`) every line judged as text."""
     check(file, text, spec)
     kinds = spec.kinds(text.header)
     if text.rows == 0 and not text.part:
         raise Rejected(no_rows(file))
     if not text.part:  # a part is checked before it is loaded (`split.Parts.table`)
         limits.check_whole(file, text.rows, "the file has {count} rows")
-    if not text.lenient and not text.long_count:
+    if not (careful or text.lenient or text.long_count):
         fast = _typed(file, text, kinds, spec, limits)
         if fast is not None:
             return fast
-    return _diagnose(file, text, kinds, spec, limits)
+    return _diagnose(file, text, kinds, spec, limits, careful)
 
 
 def check(file: str, text: Text, spec: Spec) -> None:
@@ -79,7 +80,7 @@ def _typed(
     frame, holes = read
     del read  # the rows are let go as soon as they are filtered below
     if not holes.any():
-        return judge(file, frame, kinds, spec, "line", [])
+        return apply_ranges(file, frame, kinds, spec, "line", [])
     if holes.sum() * 8 > holes.len():
         return None
     lines = (holes.arg_true().cast(pl.Int64) + 2).alias("line")  # the text's own numbers
@@ -89,14 +90,16 @@ def _typed(
     frame = frame.filter(~holes)
     clues = Clues(rows=frame.height) + clues
     frame = frame.merge_sorted(patched, key="line")  # both in line order
-    return judge(file, frame, kinds, spec, "line", [*issues, *bad], clues)
+    return apply_ranges(file, frame, kinds, spec, "line", [*issues, *bad], clues)
 
 
-def _diagnose(file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits: Limits) -> Table:
+def _diagnose(
+    file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits: Limits, careful: bool
+) -> Table:
     """The careful path: every physical line, every field as text, every cell judged."""
-    cells, issues = text_cells(file, text, list(kinds), limits)
+    cells, issues = text_cells(file, text, list(kinds), limits, careful=careful)
     typed, bad, clues = parse_cells(file, cells, kinds, spec, "line")
-    return judge(file, typed, kinds, spec, "line", [*issues, *bad], clues)
+    return apply_ranges(file, typed, kinds, spec, "line", [*issues, *bad], clues)
 
 
 def _integral(column: pl.Series) -> bool:
@@ -137,10 +140,10 @@ def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Ta
         typed = frame.with_columns(
             pl.col(n).cast(pl.Int64) for n, k in kinds.items() if k != "stage"
         )
-        return judge(file, typed, kinds, spec, "row", [])
+        return apply_ranges(file, typed, kinds, spec, "row", [])
     # Judge every cell as text, exactly as a CSV's: integers print as their digits.
     text_frame = frame.with_columns(
         pl.col(n).cast(pl.String) for n, k in kinds.items() if k != "stage"
     )
     typed, problems, clues = parse_cells(file, text_frame, kinds, spec, "row")
-    return judge(file, typed, kinds, spec, "row", problems, clues)
+    return apply_ranges(file, typed, kinds, spec, "row", problems, clues)

@@ -20,7 +20,8 @@ from scorer.read.cells import Spec, Table
 from scorer.read.header import no_rows
 from scorer.read.limits import Limits, Rejected
 from scorer.read.source import describe, open_path
-from scorer.read.text import Text, encoding_report, fields, long_lines, misreadable, scan_text
+from scorer.read.text import Text, encoding_report, long_lines, misreadable, scan_text
+from scorer.read.textcells import fields
 
 #: An id in digits that surely fits an Int64 (leading zeros aside): its value picks the part.
 _ID = r"^0*[0-9]{1,18}$"

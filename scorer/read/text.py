@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import polars as pl
 
-from scorer.errors import Code, Issue, Problem, Report, problem, shorten, single
-from scorer.read.header import no_rows
-from scorer.read.limits import Limits, NeedsParts, Rejected
+from scorer.errors import Code, Issue, Problem, Report, problem, single
+from scorer.read.limits import Limits, Rejected
 from scorer.read.source import CHUNK, header_names
 
 #: Bytes that polars' integer parser tolerates but the contract does not: a minus sign ('-0'
@@ -248,120 +245,6 @@ def _chunks(content: Path | bytes) -> Iterator[bytes]:
             yield chunk
 
 
-def text_cells(
-    file: str,
-    text: Text,
-    names: list[str],
-    limits: Limits,
-    hint: str = "",
-    *,
-    only: pl.Series | None = None,
-) -> tuple[pl.DataFrame, list[Problem]]:
-    """Every physical line below the header split into the fields `names`, as text, with its
-    line number; lines over the length cap and lines with another number of fields become
-    problems (`hint` adds a word on the format to the field-count message); `NeedsParts` for a
-    whole file the limits keep from this reader (`Limits.careful_whole`). With `only`, just
-    the lines of those numbers (the text's own, 1 the header), and none of them need be one."""
-    if only is None and not (text.part or limits.careful_whole):
-        raise NeedsParts(file)
-    if only is None and not text.quoted and not text.long_count:
-        cells = _split_by_polars(text, names)
-        if cells is not None:
-            return cells, []
-    kept = [] if only is None else [pl.col("line").is_in(only.implode())]
-    try:
-        body = (
-            pl.scan_lines(text.source, name="text", row_index_name="line", row_index_offset=1)
-            .filter(pl.col("line") > 1, pl.col("text").str.strip_chars().str.len_bytes() > 0, *kept)
-            .with_columns(
-                pl.col("line").cast(pl.Int64),
-                _fields=fields(pl.col("text").str.strip_suffix("\r"), text.quoted),
-            )
-            .with_columns(_n=pl.col("_fields").list.len())
-            # A few lines of many: streamed, so the others are never held.
-            .collect(engine="auto" if only is None else "streaming")
-        )
-    except pl.exceptions.ComputeError:
-        raise Rejected(encoding_report(file, text)) from None
-    if text.numbers is not None:  # a part's lines carry the file's numbers
-        body = body.with_columns(text.numbers.gather(body.get_column("line") - 2).alias("line"))
-    elif body.height == 0 and not text.long_count and only is None:
-        raise Rejected(no_rows(file))  # only blank lines below the header
-    issues = long_lines(text, limits)
-    ragged = body.filter(pl.col("_n") != len(names))
-    if ragged.height:
-        issues.append(
-            problem(
-                Code.FIELD_COUNT,
-                ragged.height,
-                [
-                    Issue(
-                        Code.FIELD_COUNT,
-                        f"line {ln}: found {n} fields, expected "
-                        f"{len(names)} ({','.join(names)}{hint}): {_quote(t)}",
-                        line=ln,
-                        value=shorten(t),
-                    )
-                    for ln, n, t in ragged.head(5).select("line", "_n", "text").rows()
-                ],
-            )
-        )
-    cells = body.filter(pl.col("_n") == len(names)).select(
-        "line",
-        *[_unquote_cell(pl.col("_fields").list.get(i)).alias(name) for i, name in enumerate(names)],
-    )
-    return cells, issues
-
-
-def _split_by_polars(text: Text, names: list[str]) -> pl.DataFrame | None:
-    """The cells of every line below the header as text, split by polars' reader (in Rust,
-    three times faster): for text without a quote, when every line is read as exactly the
-    fields `names`, each one holding something, which is what the line-by-line split finds
-    then. None for anything else (a blank or ragged line, an empty cell, bytes that are not
-    UTF-8): the line-by-line split finds and names it."""
-    schema = dict.fromkeys(names, pl.String)
-    frame = read_quietly(text.source, schema=schema, has_header=False, skip_rows=1)
-    if frame is None:
-        return None
-    if frame.height != text.rows or any(frame.get_column(n).has_nulls() for n in names):
-        return None
-    return numbered(frame, text)
-
-
-def read_quietly(source: Path | bytes, **options: Any) -> pl.DataFrame | None:
-    """`pl.read_csv` of text the scan found nothing wrong with, or None where polars cannot
-    read it (a lone '"' makes it panic); the caller checks what it read. Its warnings about
-    malformed text are not the participant's to see: the careful reader reports the lines."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return pl.read_csv(source, raise_if_empty=False, **options)
-        except (pl.exceptions.PolarsError, pl.exceptions.PanicException):
-            return None
-
-
-def numbered(frame: pl.DataFrame, text: Text) -> pl.DataFrame:
-    """A frame of one row a line below the header, with each row's line number first: the
-    file's own numbering, or a part's (`Text.numbers`; a part holds no blank line)."""
-    if text.numbers is not None:
-        return frame.select(text.numbers.alias("line"), pl.all())
-    return frame.select(pl.int_range(2, pl.len() + 2, dtype=pl.Int64).alias("line"), pl.all())
-
-
-#: One field of a CSV line and the comma that ends it, as RFC 4180 has it: a quoted field,
-#: which may hold commas and doubled quotes (""), or anything up to the next comma. A
-#: quoted field followed by more than a comma is read up to the next comma, unquoted.
-_FIELD = r'(?:"(?:[^"]|"")*"|[^,]*),'
-
-
-def fields(line: pl.Expr, quoted: bool) -> pl.Expr:
-    """A line's fields as written, quotes kept: a comma inside a quoted field does not end
-    it. Text holding no quote (`quoted` False) is split on every comma, faster."""
-    if not quoted:
-        return line.str.split(",")
-    return (line + ",").str.extract_all(_FIELD).list.eval(pl.element().str.strip_suffix(","))
-
-
 def long_lines(text: Text, limits: Limits) -> list[Problem]:
     """The lines longer than the cap that a scan found, as one problem (none: no problem)."""
     if not text.long_count:
@@ -397,13 +280,3 @@ def encoding_report(file: str, text: Text) -> Report:
             line=line,
         )
     return single(file, Code.FILE_ENCODING, f"{file}: the file could not be read as UTF-8 text")
-
-
-def _unquote_cell(cell: pl.Expr) -> pl.Expr:
-    quoted = cell.str.starts_with('"') & cell.str.ends_with('"') & (cell.str.len_chars() >= 2)
-    inner = cell.str.slice(1, cell.str.len_chars() - 2).str.replace_all('""', '"', literal=True)
-    return pl.when(quoted).then(inner).otherwise(cell)
-
-
-def _quote(value: str) -> str:
-    return repr(shorten(value))

@@ -15,14 +15,15 @@ from scorer.read.cells import (
     Spec,
     Table,
     Unit,
+    apply_ranges,
     cell_issue,
     integer,
-    judge,
     parse_cells,
 )
 from scorer.read.header import check_frame, check_header, no_rows, type_report
 from scorer.read.limits import Limits, Rejected
-from scorer.read.text import Text, text_cells
+from scorer.read.text import Text
+from scorer.read.textcells import text_cells
 
 
 def is_wide(header: list[str], spec: Spec) -> bool:
@@ -33,7 +34,7 @@ def is_wide(header: list[str], spec: Spec) -> bool:
     return spec.wide and columns.list in header and not {columns.item, columns.rank} & set(header)
 
 
-def from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
+def from_text(file: str, text: Text, spec: Spec, limits: Limits, *, careful: bool = False) -> Table:
     """A wide CSV file as the long table the rules use: line, user_id, edition_id, rank and
     position (the 1-based place in the list, which is the rank). A line with an empty list
     keeps one row with a null position, so the user is still seen (with 0 items). Cells
@@ -45,7 +46,12 @@ def from_text(file: str, text: Text, spec: Spec, limits: Limits) -> Table:
     if not text.part:  # a part is checked before it is loaded (`split.Parts.table`)
         limits.check_whole(file, text.rows, "the file has {count} rows")
     cells, problems = text_cells(
-        file, text, text.header, limits, "; the ids of a list are separated by spaces"
+        file,
+        text,
+        text.header,
+        limits,
+        "; the ids of a list are separated by spaces",
+        careful=careful,
     )
     cells = cells.with_columns(_tokens(pl.col(spec.competition.columns.list)))
     return _to_long(file, cells, spec, "line", limits, problems)
@@ -166,7 +172,7 @@ def _to_long(
         )
     frame = rows.select("line", USER, ITEM, pl.col("position").alias(RANK), "position", *extras)
     # A split column is judged as in the long layout; ids were judged above.
-    return judge(file, frame, {name: "stage" for name in extras}, spec, unit, found, clues)
+    return apply_ranges(file, frame, {name: "stage" for name in extras}, spec, unit, found, clues)
 
 
 def _token_issue(
