@@ -372,7 +372,6 @@ def test_codabench_replay_broken_solution_keeps_the_details_to_the_host(
     assert edition in (run.output / "host_details.txt").read_text()
 
 
-
 def test_codabench_kit_of_another_competition_speaks_its_columns(tmp_path: Path) -> None:
     """data/hm names its columns customer_id, article_id, prediction: the kit's sample and
     targets use them, and the bundle's own scoring program accepts the sample."""
@@ -400,9 +399,7 @@ def test_codabench_kit_of_another_competition_speaks_its_columns(tmp_path: Path)
     assert sample.columns == ["customer_id", "prediction"]
     assert sorted(sample["customer_id"]) == users
     assert set(sample["prediction"]) == {" ".join(str(i) for i in range(1, 13))}  # k = 12
-    run = codabench_replay(
-        tmp_path, 1, {"s.csv": sample.write_csv().encode()}, tmp_path / "run"
-    )
+    run = codabench_replay(tmp_path, 1, {"s.csv": sample.write_csv().encode()}, tmp_path / "run")
     assert run.exit_code == 0, run.stderr
     assert run.scores is not None and run.scores["public_map"] == run.scores["private_map"] == 0
 
@@ -431,6 +428,7 @@ def test_kit_solution_files_speak_the_competitions_columns(tmp_path: Path) -> No
     for written in (long, wide):
         again = read_solution(written, competition=rules)
         assert again.users.equals(truth.users) and again.pairs.equals(truth.pairs)
+
 
 # EvalAI ------------------------------------------------------------------------------------
 

@@ -233,6 +233,7 @@ def summary(outcome: ProgramOutput) -> str:
     score = values.value(metric) if values is not None else 0.0
     return f"scored: {split} {result.competition.label(metric)} {score:.6f} ({users:,} users)"
 
+
 # The kit ---------------------------------------------------------------------------------
 
 

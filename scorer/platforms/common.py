@@ -102,13 +102,10 @@ class Kit:
         users = self.solution.users.select(USER, "stage")
         pairs = self.solution.pairs.select(USER, ITEM)
         words = {stage.value: getattr(rules.splits, stage.value) for stage in Stage}
-        return (
-            users.join(pairs, on=USER, how="left", maintain_order="left")
-            .select(
-                pl.col(USER).alias(rules.columns.user),
-                pl.col(ITEM).alias(rules.columns.item),
-                pl.col("stage").replace_strict(words).alias(rules.splits.columns[0]),
-            )
+        return users.join(pairs, on=USER, how="left", maintain_order="left").select(
+            pl.col(USER).alias(rules.columns.user),
+            pl.col(ITEM).alias(rules.columns.item),
+            pl.col("stage").replace_strict(words).alias(rules.splits.columns[0]),
         )
 
     def write(self, relative: str, text: str) -> Path:

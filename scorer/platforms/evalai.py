@@ -71,6 +71,7 @@ PHASES: Mapping[str, Mapping[str, str]] = {
     "test": {"public_split": "public", "private_split": "private"},
 }
 
+
 def evaluate(
     test_annotation_file: str | Path,
     user_submission_file: str | Path,
