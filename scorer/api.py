@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar, cast
-
-import polars as pl
+from functools import partial
+from typing import Any, TypeVar, cast
 
 from scorer.competition import LOST_ITEMS, Competition
-from scorer.contract import (
-    Role,
-    Solution,
-    check_against,
-    check_submission,
-    solution_of,
-    targets_of,
-)
+from scorer.contract import Role, Solution, checked_rows
 from scorer.errors import UsageError
-from scorer.parts import Plan, plan, run
+from scorer.parts import Pair, plan, run
 from scorer.prepared import loaded
 from scorer.read import DEFAULT_LIMITS, Limits, Table, TableLike
-from scorer.scoring import NoLost, ScoreResult, aggregate, ignored, per_user
+from scorer.scoring import NoLost, ScoreResult, combined, part_scores
 
 R = TypeVar("R")
 
@@ -44,34 +36,11 @@ def validate(
         raise UsageError("give exactly one of targets or solution")
     if solution is not None:
         solution = loaded(solution, competition)
-    competition = _competition(solution, competition)
-
-    def check(users: pl.Series, table: Table) -> int:
-        return check_submission(table, users).height  # the ranked items, in either format
-
-    if solution is None:
-        count = _plan(submission, targets, parts, limits, Role.TARGETS)
-        done = run(
-            submission,
-            cast(TableLike, targets),
-            Role.TARGETS,
-            competition,
-            count,
-            limits,
-            targets_of,
-            check,
-            len,
-        )
+        pair = Pair(submission, solution, Role.SOLUTION)
     else:
-        _, done = _against(
-            submission,
-            solution,
-            competition,
-            limits,
-            parts,
-            lambda truth, table: check(truth.targets, table),
-        )
-    return sum(done)
+        pair = Pair(submission, cast(TableLike, targets), Role.TARGETS)
+    competition = _competition(solution, competition)
+    return sum(_run(pair, competition, limits, parts, checked_rows))
 
 
 def score(
@@ -99,46 +68,9 @@ def score(
     policy = NoLost.of(no_lost)
     solution = loaded(solution, competition)  # a prepared file is a `Solution`, read whole
     competition = _competition(solution, competition)
-
-    def score_part(truth: Solution, table: Table) -> tuple[pl.DataFrame, int, bool]:
-        return per_user(check_against(table, truth), truth, policy), ignored(truth), truth.has_split
-
-    count, done = _against(submission, solution, competition, limits, parts, score_part)
-    users = pl.concat([frame for frame, _, _ in done]).sort("user_id") if count > 1 else done[0][0]
-    return ScoreResult(
-        splits=aggregate(users, any(has_split for _, _, has_split in done)),
-        per_user=users,
-        no_lost=policy,
-        ignored=sum(left_out for _, left_out, _ in done),
-        competition=competition,
-        parts=count,
-    )
-
-
-def _against(
-    submission: TableLike,
-    solution: TableLike | Solution,
-    competition: Competition,
-    limits: Limits,
-    parts: int | None,
-    check: Callable[[Solution, Table], R],
-) -> tuple[int, list[R]]:
-    """`check` the submission against the solution in the parts `plan` gives (a `Solution`
-    read already is used as it is); the number of parts and what each gave."""
-    ready = isinstance(solution, Solution)
-    done = run(
-        submission,
-        solution,
-        Role.SOLUTION,
-        competition,
-        _plan(submission, solution, parts, limits, Role.SOLUTION),
-        limits,
-        solution_of,
-        check,
-        lambda truth: truth.targets.len(),
-        ready=ready,
-    )
-    return len(done), done  # the parts read: more than planned if the careful reader needed them
+    pair = Pair(submission, solution, Role.SOLUTION)
+    done = _run(pair, competition, limits, parts, partial(part_scores, no_lost=policy))
+    return combined(done, policy, competition)
 
 
 def _competition(solution: object, competition: Competition) -> Competition:
@@ -150,10 +82,17 @@ def _competition(solution: object, competition: Competition) -> Competition:
     return competition
 
 
-def _plan(
-    submission: TableLike, truth: object, parts: int | None, limits: Limits, role: Role
-) -> Plan:
+def _run(
+    pair: Pair,
+    competition: Competition,
+    limits: Limits,
+    parts: int | None,
+    check: Callable[[Any, Table], R],
+) -> list[R]:
+    """`check` the submission against the organiser's file in the parts `plan` gives: what
+    each part gave (more parts than planned if the careful reader needed them)."""
     try:
-        return plan(submission, truth, parts, limits, role)
+        planned = plan(pair.submission, pair.truth, parts, limits, pair.role)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    return run(pair, competition, planned, limits, check)

@@ -17,10 +17,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
+
+import polars as pl
 
 from scorer.competition import Competition
-from scorer.contract import Role, reading, spec_of
+from scorer.contract import Role, Solution, reading, solution_of, spec_of, targets_of
 from scorer.errors import (
     Code,
     HostError,
@@ -50,7 +52,6 @@ from scorer.read import (
     split,
 )
 
-T = TypeVar("T")
 R = TypeVar("R")
 
 #: Peak memory of a read by the typed (fast) reader, per byte of the two tables read
@@ -214,115 +215,106 @@ class _Whole:
         return read_table(self.source, self.spec, limits)
 
 
+@dataclass(frozen=True)
+class Pair:
+    """The two files of a run: the submission and the organiser's file of `role` (a solution
+    or a targets file), or a `Solution` read already, used as it is in one part."""
+
+    submission: TableLike
+    truth: TableLike | Solution
+    role: Role
+
+    @property
+    def ready(self) -> bool:
+        return isinstance(self.truth, Solution)
+
+
 def run(
-    submission: TableLike,
-    truth: TableLike | T,
-    role: Role,
+    pair: Pair,
     competition: Competition,
     planned: Plan,
     limits: Limits,
-    read: Callable[[Table], T],
-    check: Callable[[T, Table], R],
-    users: Callable[[T], int],
-    *,
-    ready: bool = False,
+    check: Callable[[Any, Table], R],
 ) -> list[R]:
-    """For each part of `planned`, `read` the organiser's part (`truth`, a file of `role`,
-    or with `ready` what `read` would make of it, used as it is in one part) and `check` the
-    submission's part against it. `users` counts the target users of what `read` made: the
-    submission's part is read knowing that a valid one has k rows for each
-    (`Bound.valid_rows`).
+    """For each part of `planned`, check the organiser's part (`solution_of` or `targets_of`,
+    by its role) and `check` the submission's part against what that gave: a `Solution`, or
+    the target users (a Series) of a targets file. The submission's part is read knowing that
+    a valid one has k rows for each target user (`Bound.valid_rows`).
 
     A file refused as a whole raises at once, the organiser's first, as when read whole.
     Otherwise the problems of every part are reported together (the organiser's first and
     alone); returns what `check` gave for each part. Two files read whole that fit the
     budget for the typed reader but not for the careful one (`plan`) are read again in
-    parts if either turns out to need the careful reader."""
-    count, careful = planned.parts, planned.careful_parts
-    if count == 1 and not ready and careful > 1:
+    `Plan.careful_parts` parts if either turns out to need the careful reader: the first
+    attempt's readers raise `NeedsParts`, which never leaves this function."""
+    attempts = [planned.parts]
+    if planned.parts == 1 and not pair.ready and planned.careful_parts > 1:
+        attempts.append(planned.careful_parts)
+    read = solution_of if pair.role is Role.SOLUTION else targets_of
+    for attempt, count in enumerate(attempts, start=1):
+        last = attempt == len(attempts)
+        bound = limits if last else Bound.of(limits, careful=False)
         try:
-            whole = Bound.of(limits, careful=False)
-            return _run(submission, truth, role, competition, 1, whole, read, check, users)
+            with _sources(pair, competition, count, bound) as (host, entry):
+                broken: list[Problem] = list(host.problems) if host else []
+                rejected: list[Problem] = list(entry.problems)
+                # A hint may count over the whole file: the parts' clues add up to the file's.
+                host_clues, entry_clues = Clues(), Clues()
+                results: list[R] = []
+                for part in range(count):
+                    try:
+                        if host is None:
+                            known: Solution | pl.Series = cast(Solution, pair.truth)
+                        else:
+                            table = _table(host, part, bound, pair.role)
+                            host_clues += table.clues
+                            known = read(table)
+                            del table  # its frame is not held while the submission is read
+                    except HostError as exc:
+                        broken += exc.report.problems
+                        continue
+                    if broken:
+                        continue  # the organiser's problems are reported alone
+                    users = known.targets.len() if isinstance(known, Solution) else known.len()
+                    valid = Bound.of(bound, valid_rows=users * competition.k)
+                    try:
+                        table = _table(entry, part, valid, Role.SUBMISSION)
+                        entry_clues += table.clues
+                        results.append(check(known, table))
+                    except SubmissionError as exc:
+                        rejected += exc.report.problems
+                if broken and host is not None:
+                    problems = hinted(merge(broken), host_clues, competition)
+                    raise HostError(str(pair.role), Report.of(host.file, problems))
+                if rejected:
+                    problems = hinted(merge(rejected), entry_clues, competition)
+                    raise SubmissionError(Report.of(entry.file, problems))
+            return results
         except NeedsParts:
-            count = careful
-    return _run(
-        submission, truth, role, competition, count, limits, read, check, users, ready=ready
-    )
-
-
-def _run(
-    submission: TableLike,
-    truth: TableLike | T,
-    role: Role,
-    competition: Competition,
-    count: int,
-    limits: Limits,
-    read: Callable[[Table], T],
-    check: Callable[[T, Table], R],
-    users: Callable[[T], int],
-    *,
-    ready: bool = False,
-) -> list[R]:
-    with _sources(submission, truth, role, competition, count, limits, ready) as (host, entry):
-        broken: list[Problem] = list(host.problems) if host else []
-        rejected: list[Problem] = list(entry.problems)
-        # A hint may count over the whole file: each part's clues, added up, give the file's.
-        host_clues, entry_clues = Clues(), Clues()
-        results: list[R] = []
-        for part in range(count):
-            try:
-                if host is None:
-                    known = cast(T, truth)
-                else:
-                    table = _table(host, part, limits, role)
-                    host_clues += table.clues
-                    known = read(table)
-                    del table  # its frame, as read, is not held while the submission is read
-            except HostError as exc:
-                broken += exc.report.problems
-                continue
-            if broken:
-                continue  # the organiser's problems are reported alone
-            bound = Bound.of(limits, valid_rows=users(known) * competition.k)
-            try:
-                table = _table(entry, part, bound, Role.SUBMISSION)
-                entry_clues += table.clues
-                results.append(check(known, table))
-            except SubmissionError as exc:
-                rejected += exc.report.problems
-        if broken and host is not None:
-            problems = hinted(merge(broken), host_clues, competition)
-            raise HostError(str(role), Report.of(host.file, problems))
-        if rejected:
-            problems = hinted(merge(rejected), entry_clues, competition)
-            raise SubmissionError(Report.of(entry.file, problems))
-    return results
+            if last:  # only a first attempt's readers raise it
+                raise
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 @contextmanager
 def _sources(
-    submission: TableLike,
-    truth: object,
-    role: Role,
-    competition: Competition,
-    count: int,
-    limits: Limits,
-    ready: bool,
+    pair: Pair, competition: Competition, count: int, limits: Limits
 ) -> Iterator[tuple[_Whole | Parts | None, _Whole | Parts]]:
     """Both files as sources of parts: read whole, or split into a temporary folder that is
     removed at the end (a refused file raises here, the organiser's first)."""
     entry_spec = spec_of(Role.SUBMISSION, competition)
-    host_spec = spec_of(role, competition)
+    host_spec = spec_of(pair.role, competition)
     if count == 1:
-        host = None if ready else _Whole(cast(TableLike, truth), host_spec)
-        yield host, _Whole(submission, entry_spec)
+        host = None if pair.ready else _Whole(cast(TableLike, pair.truth), host_spec)
+        yield host, _Whole(pair.submission, entry_spec)
         return
     with tempfile.TemporaryDirectory(prefix="scorer-parts-") as folder:
-        with reading(role):
-            host_parts = split(Path(str(truth)), host_spec, count, Path(folder) / "truth", limits)
+        with reading(pair.role):
+            truth = Path(str(pair.truth))
+            host_parts = split(truth, host_spec, count, Path(folder) / "truth", limits)
         with reading(Role.SUBMISSION):
             entry_parts = split(
-                Path(str(submission)), entry_spec, count, Path(folder) / "submission", limits
+                Path(str(pair.submission)), entry_spec, count, Path(folder) / "submission", limits
             )
         yield host_parts, entry_parts
 

@@ -15,9 +15,10 @@ import numpy as np
 import polars as pl
 
 from scorer.competition import LOST_ITEMS, RANK, USER, Competition, Metric, Split, Stage
-from scorer.contract import Solution
+from scorer.contract import Solution, check_against
 from scorer.errors import UsageError
 from scorer.metrics import discounts
+from scorer.read import Table
 
 #: Up to this k, a binary user's DCG and AP are looked up by the bit mask of its hit ranks
 #: (tables of 2**k entries: 8 MB each at k = 20); above it they are added up rank by rank,
@@ -281,6 +282,30 @@ def _idcg(solution: Solution) -> pl.DataFrame:
         .join(ideal, on=USER, how="left")
         .with_columns(pl.col("idcg").fill_null(0.0))
         .collect()
+    )
+
+
+#: What one part's scoring gives: its per-user table, the target users it leaves out of
+#: every split, and whether its solution has a split.
+PartScores = tuple[pl.DataFrame, int, bool]
+
+
+def part_scores(truth: Solution, table: Table, no_lost: NoLost) -> PartScores:
+    """Check one part of a submission against its part of the solution, and score it."""
+    return per_user(check_against(table, truth), truth, no_lost), ignored(truth), truth.has_split
+
+
+def combined(done: list[PartScores], no_lost: NoLost, competition: Competition) -> ScoreResult:
+    """The result of a submission scored in parts (one or more): the parts' per-user tables
+    in user order, and the exact means over them, the same bits in any number of parts."""
+    users = pl.concat([frame for frame, _, _ in done]).sort(USER) if len(done) > 1 else done[0][0]
+    return ScoreResult(
+        splits=aggregate(users, any(has_split for _, _, has_split in done)),
+        per_user=users,
+        no_lost=no_lost,
+        ignored=sum(left_out for _, left_out, _ in done),
+        competition=competition,
+        parts=len(done),
     )
 
 

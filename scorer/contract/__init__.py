@@ -8,13 +8,19 @@ from __future__ import annotations
 
 from scorer.contract.files import Role, reading, spec_of
 from scorer.contract.solution import Solution, read_solution, read_targets, solution_of, targets_of
-from scorer.contract.submission import check_against, check_submission, read_submission
+from scorer.contract.submission import (
+    check_against,
+    check_submission,
+    checked_rows,
+    read_submission,
+)
 
 __all__ = [
     "Role",
     "Solution",
     "check_against",
     "check_submission",
+    "checked_rows",
     "read_solution",
     "read_submission",
     "read_targets",

@@ -267,3 +267,10 @@ def _count_message(
         )
     items = word.item if n == 1 else f"{word.item}s"
     return f"{unit} {first}: {word.user} {user} has {n} {items}; expected {expected}"
+
+
+def checked_rows(truth: Solution | pl.Series, table: Table) -> int:
+    """Check a submission (or one part of it) against the target users of `truth`, a
+    solution or a targets file's users: the ranked items it holds, in either layout."""
+    users = truth.targets if isinstance(truth, Solution) else truth
+    return check_submission(table, users).height
