@@ -184,3 +184,26 @@ def test_the_readme_map_lists_every_module() -> None:
             continue
         unlisted.append(relative.as_posix())
     assert unlisted == []
+
+
+def test_only_the_spec_names_the_lost_items_columns() -> None:
+    """Frames inside the scorer name their columns by the spec's constants (`USER`, `ITEM`,
+    `RANK`) and files by the competition's columns: the lost-items names are written where
+    that competition is defined, and nowhere else."""
+    found = [
+        f"{path.relative_to(ROOT).as_posix()}:{number}"
+        for path in modules().values()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if re.search(r"[\"'](user_id|edition_id)[\"']", line)
+    ]
+    assert [place.split(":")[0] for place in found] == ["scorer/competition.py"] * 3, found
+
+
+def test_no_module_is_over_400_lines() -> None:
+    """A module a newcomer can read at one sitting (the house style's bound)."""
+    long = {
+        name: count
+        for name, path in modules().items()
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > 400
+    }
+    assert long == {}
