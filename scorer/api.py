@@ -22,7 +22,7 @@ def validate(
     *,
     targets: TableLike | None = None,
     solution: TableLike | Solution | None = None,
-    competition: Competition = LOST_ITEMS,
+    competition: Competition | None = None,
     limits: Limits = DEFAULT_LIMITS,
     parts: int | None = None,
 ) -> int:
@@ -35,7 +35,7 @@ def validate(
     if (targets is None) == (solution is None):
         raise UsageError("give exactly one of targets or solution")
     if solution is not None:
-        solution = loaded(solution, competition)
+        solution = loaded(solution, LOST_ITEMS if competition is None else competition)
         pair = Pair(submission, solution, Role.SOLUTION)
     else:
         pair = Pair(submission, cast(TableLike, targets), Role.TARGETS)
@@ -47,7 +47,7 @@ def score(
     submission: TableLike,
     solution: TableLike | Solution,
     *,
-    competition: Competition = LOST_ITEMS,
+    competition: Competition | None = None,
     no_lost: NoLost | str = NoLost.ZERO,
     limits: Limits = DEFAULT_LIMITS,
     parts: int | None = None,
@@ -57,8 +57,8 @@ def score(
     and the per-user table.
 
     `solution`: a file, a frame, a `Solution` already read, or a prepared file
-    (`scorer.prepared`, loaded whole). `competition`: the rules (`scorer.Competition`; a
-    `Solution` already read carries its own). `no_lost` says how a target user with no lost
+    (`scorer.prepared`, loaded whole). `competition`: the rules (`scorer.Competition`; by default a
+    `Solution`'s own, or lost items'). `no_lost` says how a target user with no lost
     pairs counts: "zero" (default) or "exclude". `parts`: read two CSV files by user in this
     many parts, one at a time, in memory bounded by one part (same rules, messages and
     bits); by default as many as keep the estimated memory within `limits.max_memory`
@@ -66,20 +66,23 @@ def score(
     Nothing is scored unless every rule holds (`SubmissionError` otherwise).
     """
     policy = NoLost.of(no_lost)
-    solution = loaded(solution, competition)  # a prepared file is a `Solution`, read whole
+    solution = loaded(
+        solution, LOST_ITEMS if competition is None else competition
+    )  # a prepared file: a `Solution`
     competition = _competition(solution, competition)
     pair = Pair(submission, solution, Role.SOLUTION)
     done = _run(pair, competition, limits, parts, partial(part_scores, no_lost=policy))
     return combined(done, policy, competition)
 
 
-def _competition(solution: object, competition: Competition) -> Competition:
-    """The rules to apply: a `Solution` read already was read by its competition's."""
+def _competition(solution: object, competition: Competition | None) -> Competition:
+    """The rules to apply: those given, else a `Solution`'s own (it was read by them), else
+    lost items'. Rules given that differ from a `Solution`'s are a usage error."""
     if isinstance(solution, Solution):
-        if competition is not LOST_ITEMS and competition != solution.competition:
+        if competition is not None and competition != solution.competition:
             raise UsageError("the solution was read for another competition")
         return solution.competition
-    return competition
+    return LOST_ITEMS if competition is None else competition
 
 
 def _run(

@@ -381,3 +381,17 @@ def test_the_per_user_scores_name_the_user_as_the_competitions_files_do(tmp_path
     assert frame.per_user.height == 300
     lost = scorer.score(ROOT / "data/sample_submission.csv", ROOT / "data/solution.csv")
     assert lost.per_user.columns[0] == "user_id"  # lost items' own column
+
+
+def test_rules_equal_to_lost_items_are_lost_items_whoever_made_them() -> None:
+    """The rules are compared as values, never by identity: a new `Competition()` is lost
+    items, refused against a solution read for another competition exactly as `LOST_ITEMS`
+    is; left out, they are the solution's own."""
+    hm = Competition.load(HM / "competition.toml")
+    truth = scorer.read_solution(HM / "solution.csv", competition=hm)
+    entry = HM / "sample_submission.csv"
+    for same in (LOST_ITEMS, Competition()):
+        with pytest.raises(UsageError, match="the solution was read for another competition"):
+            scorer.score(entry, truth, competition=same)
+    assert scorer.score(entry, truth).competition == hm
+    assert scorer.score(entry, truth, competition=hm).overall == scorer.score(entry, truth).overall
