@@ -47,7 +47,7 @@ STEPS = [
     ("scorer.read.long", "_typed"),
     ("scorer.read.long", "_diagnose"),
     ("scorer.read.long", "from_frame"),
-    ("scorer.read.cells", "judge"),
+    ("scorer.read.cells", "apply_ranges"),
     ("scorer.contract.solution", "solution_of"),
     ("scorer.contract.solution", "_per_user"),
     ("scorer.keys", "keyed"),
