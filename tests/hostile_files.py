@@ -279,25 +279,16 @@ def write_zip(
     its end record counting `claimed` entries when given, in a ZIP64 end record if `zip64`
     (or if it counts more than 65,535)."""
     with path.open("wb") as out:
+
+        def fields(m: Member) -> tuple[int, ...]:
+            """What a local header and its directory entry both record of a member."""
+            sizes = (len(m.packed) + padding, m.size & 0xFFFFFFFF, len(m.name))
+            return (m.flags, m.method, DOS_TIME, DOS_DATE, m.crc, *sizes)
+
         offsets = []
         for m in members:
             offsets.append(out.tell())
-            out.write(
-                struct.pack(
-                    "<4s5H3L2H",
-                    b"PK\x03\x04",
-                    20,
-                    m.flags,
-                    m.method,
-                    DOS_TIME,
-                    DOS_DATE,
-                    m.crc,
-                    len(m.packed) + padding,
-                    m.size & 0xFFFFFFFF,
-                    len(m.name),
-                    0,
-                )
-            )
+            out.write(struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, *fields(m), 0))
             out.write(m.name + m.packed + bytes(padding))
 
         def entry(m: Member, offset: int) -> bytes:
@@ -307,14 +298,7 @@ def write_zip(
                     b"PK\x01\x02",
                     20,
                     20,
-                    m.flags,
-                    m.method,
-                    DOS_TIME,
-                    DOS_DATE,
-                    m.crc,
-                    len(m.packed) + padding,
-                    m.size & 0xFFFFFFFF,
-                    len(m.name),
+                    *fields(m),
                     0,
                     0,
                     0,
