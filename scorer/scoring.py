@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from fractions import Fraction
 from functools import cache
@@ -75,7 +75,8 @@ class ScoreResult:
     `per_user` one row a scored user, the user in the competition's user column."""
 
     splits: Mapping[Split, SplitScore | None]
-    per_user: pl.DataFrame
+    #: Left out of the repr: a million users' rows are no summary.
+    per_user: pl.DataFrame = field(repr=False)
     no_lost: NoLost
     ignored: int
     competition: Competition = LOST_ITEMS

@@ -546,3 +546,14 @@ def test_split_means_are_exact_sums_rounded_once_as_fsum_rounds(
         for metric in METRICS:
             want = math.fsum(part.get_column(metric).to_list()) / part.height
             assert getattr(got, metric) == want, (split, metric)
+
+
+def test_a_result_s_repr_is_a_summary_not_the_per_user_table() -> None:
+    """`repr` shows the scores and the rules, never the per-user rows (a million of them at
+    full size): the table is one attribute away."""
+    data = Path(__file__).resolve().parent.parent / "data"
+    result = scorer.score(data / "sample_submission.csv", data / "solution.csv")
+    text = repr(result)
+    assert "per_user" not in text and "shape:" not in text
+    assert text.startswith("ScoreResult(splits=") and "no_lost=<NoLost.ZERO" in text
+    assert result.per_user.height == 1000
