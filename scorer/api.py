@@ -35,12 +35,12 @@ def validate(
     if (targets is None) == (solution is None):
         raise UsageError("give exactly one of targets or solution")
     if solution is not None:
-        solution = loaded(solution, LOST_ITEMS if competition is None else competition)
+        solution, rules = _rules(solution, competition)
         pair = Pair(submission, solution, Role.SOLUTION)
     else:
+        rules = LOST_ITEMS if competition is None else competition
         pair = Pair(submission, cast(TableLike, targets), Role.TARGETS)
-    competition = _competition(solution, competition)
-    return sum(_run(pair, competition, limits, parts, checked_rows))
+    return sum(_run(pair, rules, limits, parts, checked_rows))
 
 
 def score(
@@ -66,23 +66,24 @@ def score(
     Nothing is scored unless every rule holds (`SubmissionError` otherwise).
     """
     policy = NoLost.of(no_lost)
-    solution = loaded(
-        solution, LOST_ITEMS if competition is None else competition
-    )  # a prepared file: a `Solution`
-    competition = _competition(solution, competition)
+    solution, rules = _rules(solution, competition)
     pair = Pair(submission, solution, Role.SOLUTION)
-    done = _run(pair, competition, limits, parts, partial(part_scores, no_lost=policy))
-    return combined(done, policy, competition)
+    done = _run(pair, rules, limits, parts, partial(part_scores, no_lost=policy))
+    return combined(done, policy, rules)
 
 
-def _competition(solution: object, competition: Competition | None) -> Competition:
-    """The rules to apply: those given, else a `Solution`'s own (it was read by them), else
-    lost items'. Rules given that differ from a `Solution`'s are a usage error."""
+def _rules(
+    solution: TableLike | Solution, competition: Competition | None
+) -> tuple[TableLike | Solution, Competition]:
+    """The solution as the API takes it (a prepared file loaded whole, a `Solution`) and the
+    rules to apply: those given, else a `Solution`'s own (it was read by them), else lost
+    items'. Rules given that differ from a `Solution`'s are a usage error."""
+    solution = loaded(solution, LOST_ITEMS if competition is None else competition)
     if isinstance(solution, Solution):
         if competition is not None and competition != solution.competition:
             raise UsageError("the solution was read for another competition")
-        return solution.competition
-    return LOST_ITEMS if competition is None else competition
+        return solution, solution.competition
+    return solution, LOST_ITEMS if competition is None else competition
 
 
 def _run(

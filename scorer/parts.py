@@ -121,8 +121,7 @@ def plan(
         raise ValueError(f"parts = {parts}; expected 1 or more")
     sizes = {"sub": _footprint(submission), "truth": _footprint(truth)}  # once per file
     total = sum(sizes.values())
-    need = BYTES_PER_BYTE * total
-    estimate = need + BASE_BYTES
+    estimate = BYTES_PER_BYTE * total + BASE_BYTES
     splittable = _splittable(submission) and _splittable(truth)
     careful = _careful_parts(total, splittable, limits)
     if splittable and parts is not None:
@@ -133,9 +132,7 @@ def plan(
         return Plan(1, "typed", "fits the budget whole", estimate, careful or 1)
     if careful is not None:
         return Plan(careful, "careful", "over the budget whole", estimate)
-    if splittable:
-        raise _no_room(submission, truth, sizes, limits, role)
-    raise _too_large(submission, truth, sizes, need, limits, role)
+    raise _too_large(submission, truth, sizes, limits, role)
 
 
 def _careful_parts(total: int, splittable: bool, limits: Limits) -> int | None:
@@ -154,40 +151,28 @@ def _footprint(source: object) -> int:
     return footprint(Path(source)) if isinstance(source, str | Path) else 0
 
 
-def _no_room(
+def _too_large(
     submission: TableLike, truth: object, sizes: dict[str, int], limits: Limits, role: Role
 ) -> ScorerError:
-    """Two CSV files over the budget whole, under a budget with no room for a part: the
-    larger one's error, naming the least budget that reads them in parts."""
-    ours = sizes["sub"] >= sizes["truth"]
-    file = describe(cast(TableLike, submission if ours else truth))
-    message = (
-        f"{file}: the budget of {size(limits.max_memory)} leaves no room to read it in parts; "
-        f"reading in parts needs at least {size(LEAST_BUDGET)}"
-    )
-    hint = "raise the budget with --max-memory (max_memory in Limits)"
-    report = single(file, Code.TOO_LARGE_FOR_MEMORY, message, hint=hint)
-    return SubmissionError(report) if ours else HostError(str(role), report)
-
-
-def _too_large(
-    submission: TableLike,
-    truth: object,
-    sizes: dict[str, int],
-    need: int,
-    limits: Limits,
-    role: Role,
-) -> ScorerError:
     """The file that makes two files too large for the budget: the larger one's error (the
-    participant's for a submission, the organiser's for a solution or targets file)."""
+    participant's for a submission, the organiser's for a solution or targets file). Two CSV
+    files are refused only when the budget leaves no room for a part: the message names the
+    least budget that reads them in parts; any other pair is not read in parts at all."""
     ours = sizes["sub"] >= sizes["truth"]
     file = describe(cast(TableLike, submission if ours else truth))
-    message = (
-        f"{file}: reading it needs about {(need + BASE_BYTES) / (1 << 20):,.0f} MiB of memory, "
-        f"over the budget of {size(limits.max_memory)}, and a file of its kind is not read in "
-        "parts"
-    )
-    hint = "raise the budget with --max-memory (max_memory in Limits), or use a CSV file"
+    hint = "raise the budget with --max-memory (max_memory in Limits)"
+    if _splittable(submission) and _splittable(truth):
+        message = (
+            f"{file}: the budget of {size(limits.max_memory)} leaves no room to read it in "
+            f"parts; reading in parts needs at least {size(LEAST_BUDGET)}"
+        )
+    else:
+        need = BYTES_PER_BYTE * sum(sizes.values()) + BASE_BYTES
+        message = (
+            f"{file}: reading it needs about {need / (1 << 20):,.0f} MiB of memory, over the "
+            f"budget of {size(limits.max_memory)}, and a file of its kind is not read in parts"
+        )
+        hint += ", or use a CSV file"
     report = single(file, Code.TOO_LARGE_FOR_MEMORY, message, hint=hint)
     return SubmissionError(report) if ours else HostError(str(role), report)
 
@@ -245,55 +230,60 @@ def run(
     Otherwise the problems of every part are reported together (the organiser's first and
     alone); returns what `check` gave for each part. Two files read whole that fit the
     budget for the typed reader but not for the careful one (`plan`) are read again in
-    `Plan.careful_parts` parts if either turns out to need the careful reader: the first
-    attempt's readers raise `NeedsParts`, which never leaves this function."""
-    attempts = [planned.parts]
+    `Plan.careful_parts` parts if either turns out to need the careful reader: the whole
+    read's readers raise `NeedsParts`, which never leaves this function."""
     if planned.parts == 1 and not pair.ready and planned.careful_parts > 1:
-        attempts.append(planned.careful_parts)
-    read = solution_of if pair.role is Role.SOLUTION else targets_of
-    for attempt, count in enumerate(attempts, start=1):
-        last = attempt == len(attempts)
-        bound = limits if last else Bound.of(limits, careful=False)
         try:
-            with _sources(pair, competition, count, bound) as (host, entry):
-                broken: list[Problem] = list(host.problems) if host else []
-                rejected: list[Problem] = list(entry.problems)
-                # A hint may count over the whole file: the parts' clues add up to the file's.
-                host_clues, entry_clues = Clues(), Clues()
-                results: list[R] = []
-                for part in range(count):
-                    try:
-                        if host is None:
-                            known: Solution | pl.Series = cast(Solution, pair.truth)
-                        else:
-                            table = _table(host, part, bound, pair.role)
-                            host_clues += table.clues
-                            known = read(table)
-                            del table  # its frame is not held while the submission is read
-                    except HostError as exc:
-                        broken += exc.report.problems
-                        continue
-                    if broken:
-                        continue  # the organiser's problems are reported alone
-                    users = known.targets.len() if isinstance(known, Solution) else known.len()
-                    valid = Bound.of(bound, valid_rows=users * competition.k)
-                    try:
-                        table = _table(entry, part, valid, Role.SUBMISSION)
-                        entry_clues += table.clues
-                        results.append(check(known, table))
-                    except SubmissionError as exc:
-                        rejected += exc.report.problems
-                if broken and host is not None:
-                    problems = hinted(merge(broken), host_clues, competition)
-                    raise HostError(str(pair.role), Report.of(host.file, problems))
-                if rejected:
-                    problems = hinted(merge(rejected), entry_clues, competition)
-                    raise SubmissionError(Report.of(entry.file, problems))
-            return results
+            return _each_part(pair, competition, 1, Bound.of(limits, careful=False), check)
         except NeedsParts:
-            if last:  # only a first attempt's readers raise it
-                raise
-    raise AssertionError("unreachable: the last attempt returns or raises")
+            return _each_part(pair, competition, planned.careful_parts, limits, check)
+    return _each_part(pair, competition, planned.parts, limits, check)
+
+
+def _each_part(
+    pair: Pair,
+    competition: Competition,
+    count: int,
+    limits: Limits,
+    check: Callable[[Any, Table], R],
+) -> list[R]:
+    """`run`'s loop over `count` parts, under `limits` as `run` bounds them."""
+    read = solution_of if pair.role is Role.SOLUTION else targets_of
+    with _sources(pair, competition, count, limits) as (host, entry):
+        broken: list[Problem] = list(host.problems) if host else []
+        rejected: list[Problem] = list(entry.problems)
+        # A hint may count over the whole file: each part's clues, added up, give the file's.
+        host_clues, entry_clues = Clues(), Clues()
+        results: list[R] = []
+        for part in range(count):
+            try:
+                if host is None:
+                    known: Solution | pl.Series = cast(Solution, pair.truth)
+                else:
+                    table = _table(host, part, limits, pair.role)
+                    host_clues += table.clues
+                    known = read(table)
+                    del table  # its frame, as read, is not held while the submission is read
+            except HostError as exc:
+                broken += exc.report.problems
+                continue
+            if broken:
+                continue  # the organiser's problems are reported alone
+            users = known.targets.len() if isinstance(known, Solution) else known.len()
+            bound = Bound.of(limits, valid_rows=users * competition.k)
+            try:
+                table = _table(entry, part, bound, Role.SUBMISSION)
+                entry_clues += table.clues
+                results.append(check(known, table))
+            except SubmissionError as exc:
+                rejected += exc.report.problems
+        if broken and host is not None:
+            problems = hinted(merge(broken), host_clues, competition)
+            raise HostError(str(pair.role), Report.of(host.file, problems))
+        if rejected:
+            problems = hinted(merge(rejected), entry_clues, competition)
+            raise SubmissionError(Report.of(entry.file, problems))
+    return results
 
 
 @contextmanager

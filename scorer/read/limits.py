@@ -130,10 +130,7 @@ class Bound(Limits):
     @classmethod
     def of(cls, limits: Limits, **state: object) -> Bound:
         """`limits`' caps with this read's state (`valid_rows`, `careful`)."""
-        caps = {name: getattr(limits, name) for name in Limits.__dataclass_fields__}
-        if isinstance(limits, Bound):
-            caps |= {"valid_rows": limits.valid_rows, "careful": limits.careful}
-        return cls(**(caps | state))
+        return cls(**(vars(limits) | state))  # a `Bound`'s own state is kept unless given
 
     def whole_rows(self) -> int | None:
         return self.valid_rows
