@@ -60,6 +60,15 @@ class Relevance(StrEnum):
     GRADED = "graded"
 
 
+class IdKind(StrEnum):
+    """What an id is: a non-negative 64-bit `integer` written in digits (`0101` is 101), or
+    `text` matched exactly as written (`0101` is not `101`), as Kaggle's H&M customer ids and
+    most recommendation datasets have them."""
+
+    INTEGER = "integer"
+    TEXT = "text"
+
+
 class Split(StrEnum):
     """The users a mean is taken over: every scored user, or the public or private ones."""
 
@@ -86,6 +95,21 @@ class Columns:
     item: str = "edition_id"
     rank: str = "rank"
     list: str = "edition_ids"
+
+
+@dataclass(frozen=True)
+class Ids:
+    """What the user and item ids of the files are (`IdKind`): integers, as in lost items, or
+    text. Text ids are matched against the solution's exactly, then numbered once, so every
+    rule and metric runs on integers."""
+
+    user: IdKind = IdKind.INTEGER
+    item: IdKind = IdKind.INTEGER
+
+    @property
+    def text(self) -> bool:
+        """Whether either id is text."""
+        return IdKind.TEXT in (self.user, self.item)
 
 
 @dataclass(frozen=True)
@@ -132,6 +156,7 @@ class Competition:
     rows: Rows = Rows.EXACTLY
     relevance: Relevance = Relevance.GRADED
     columns: Columns = field(default_factory=Columns)
+    ids: Ids = field(default_factory=Ids)
     splits: Splits = field(default_factory=Splits)
     words: Words = field(default_factory=lambda: Words(item="edition", pairs="pairs"))
 
@@ -162,6 +187,7 @@ class Competition:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["splits"]["columns"] = list(self.splits.columns)
+        data["ids"] = {key: str(v) for key, v in data["ids"].items()}
         return {key: str(v) if isinstance(v, StrEnum) else v for key, v in data.items()}
 
     def fingerprint(self, **options: object) -> str:
@@ -189,11 +215,12 @@ class Competition:
 
     @classmethod
     def of(cls, data: Mapping[str, Any], where: str = "competition") -> Competition:
-        """A spec from a mapping as TOML gives it: top-level keys and [columns], [splits] and
-        [words] tables; what is left out takes the defaults of a new competition (not those of
+        """A spec from a mapping as TOML gives it: top-level keys and [columns], [ids], [splits]
+        and [words] tables; what is left out takes the defaults of a new competition (not those of
         lost items: a spec file says what it means)."""
-        tables: dict[str, type[Columns] | type[Splits] | type[Words]] = {
+        tables: dict[str, type[Columns] | type[Ids] | type[Splits] | type[Words]] = {
             "columns": Columns,
+            "ids": Ids,
             "splits": Splits,
             "words": Words,
         }
@@ -225,6 +252,8 @@ class Competition:
                     parts[name] = tuple(value)
                 elif key == "words" and name == "pairs" and value == "":
                     parts[name] = value  # as `to_dict` writes the default: the items
+                elif key == "ids":
+                    parts[name] = _value(value, IdKind, f"{key}.{name}", where)
                 else:
                     parts[name] = _value(value, str, f"{key}.{name}", where)
             values[key] = table(**parts)
@@ -268,6 +297,9 @@ def _check(spec: Competition) -> None:
     for name, enum in (("metric", Metric), ("rows", Rows), ("relevance", Relevance)):
         # a spec built in Python may name them as text: `Competition(metric="map")`
         object.__setattr__(spec, name, _value(getattr(spec, name), enum, name, "competition"))
+    for name in ("user", "item"):  # `Ids(user="text")` too
+        value = _value(getattr(spec.ids, name), IdKind, f"ids.{name}", "competition")
+        object.__setattr__(spec.ids, name, value)
     columns = spec.columns
     names = [columns.user, columns.item, columns.rank, *spec.splits.columns, "grade"]
     for name in [*names, columns.list]:

@@ -39,6 +39,7 @@ class Code(StrEnum):
     LINE_TOO_LONG = "line_too_long"
     FIELD_COUNT = "field_count"
     INVALID_ID = "invalid_id"
+    ID_TOO_LONG = "id_too_long"  # a text id longer than `MAX_TEXT_ID` bytes
     INVALID_RANK = "invalid_rank"
     DUPLICATE_RANK = "duplicate_rank"
     DUPLICATE_EDITION = "duplicate_edition"

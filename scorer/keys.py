@@ -12,8 +12,11 @@ ITEM_BITS = 32
 
 def packable(*frames: pl.DataFrame) -> bool:
     """Whether every user id is below 2**31 and every item id below 2**32 in these frames,
-    so `pair_key` is a one-to-one Int64 (ids are known to be non-negative here)."""
+    so `pair_key` is a one-to-one Int64 (ids are known to be non-negative here); never for
+    text ids (a table reported in the file's own words)."""
     for frame in frames:
+        if not all(frame.schema[c].is_integer() for c in (USER, ITEM)):
+            return False
         top = frame.select(pl.col(USER).max(), pl.col(ITEM).max()).row(0)
         if (top[0] or 0) >= 1 << (63 - ITEM_BITS) or (top[1] or 0) >= 1 << ITEM_BITS:
             return False

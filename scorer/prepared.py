@@ -26,8 +26,8 @@ from typing import Any, Final
 import polars as pl
 
 import scorer.version as version
-from scorer.competition import ITEM, LOST_ITEMS, USER, Competition
-from scorer.contract import Role, Solution, read_solution, reading
+from scorer.competition import ITEM, LOST_ITEMS, USER, Competition, IdKind
+from scorer.contract import Codes, Role, Solution, read_solution, reading
 from scorer.errors import Code, FileSystemError, HostError, ScorerError, UsageError, single
 from scorer.read import (
     DEFAULT_LIMITS,
@@ -46,6 +46,9 @@ FORMAT_VERSION = 1
 
 MANIFEST = "prepared.json"
 FRAMES = ("users", "pairs")
+
+#: The dictionaries of text ids (`Codes`), one sorted column `id` each, when ids are text.
+CODES = {"user_ids": "users", "item_ids": "items"}
 
 #: The end of a prepared file's name; a file with another name is recognised by its members.
 SUFFIX = ".prepared"
@@ -155,6 +158,10 @@ def prepare(
         "users": solution.users.rename(names, strict=False),
         "pairs": solution.pairs.rename(names, strict=False),
     }
+    for name, field in CODES.items():
+        known = getattr(solution.codes, field, None)
+        if known is not None:
+            frames[name] = known.alias("id").to_frame()
     record = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -247,7 +254,8 @@ def load(path: Path, competition: Competition = LOST_ITEMS) -> Solution:
         with zipfile.ZipFile(path) as archive:
             record = _record(archive, file)
             _fresh(record, file, competition)
-            frames = {name: _frame(archive, record, name, file) for name in FRAMES}
+            every = [*FRAMES, *(name for name in CODES if name in record.get("frames", {}))]
+            frames = {name: _frame(archive, record, name, file) for name in every}
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
         raise _broken(
             file, Code.FILE_CORRUPT, f"{file}: not a readable ZIP archive ({exc})"
@@ -255,12 +263,18 @@ def load(path: Path, competition: Competition = LOST_ITEMS) -> Solution:
     # Stored as the competition's files name the user and item; the scorer's names inside.
     names = {competition.columns.user: USER, competition.columns.item: ITEM}
     frames = {name: frame.rename(names, strict=False) for name, frame in frames.items()}
+    found = {field: frames[name].to_series() for name, field in CODES.items() if name in frames}
+    ids = competition.ids
+    wanted = {"users": ids.user, "items": ids.item}
+    if any((kind is IdKind.TEXT) != (field in found) for field, kind in wanted.items()):
+        raise _broken(file, Code.FILE_CORRUPT, f"{file}: its text ids do not match its rules")
     return Solution(
         users=frames["users"],
         pairs=frames["pairs"],
         has_split=bool(record["has_split"]),
         graded=bool(record["graded"]),
         competition=competition,
+        codes=Codes(users=found.get("users"), items=found.get("items")) if ids.text else None,
     )
 
 

@@ -292,8 +292,12 @@ PartScores = tuple[pl.DataFrame, int, bool]
 
 
 def part_scores(truth: Solution, table: Table, no_lost: NoLost) -> PartScores:
-    """Check one part of a submission against its part of the solution, and score it."""
-    return per_user(check_against(table, truth), truth, no_lost), ignored(truth), truth.has_split
+    """Check one part of a submission against its part of the solution, and score it; its
+    users as the files write them (text ids are numbered only while scored)."""
+    users = per_user(check_against(table, truth), truth, no_lost)
+    if truth.codes is not None:
+        users = users.with_columns(truth.codes.users_of(users.get_column(USER)))
+    return users, ignored(truth), truth.has_split
 
 
 def combined(done: list[PartScores], no_lost: NoLost, competition: Competition) -> ScoreResult:

@@ -22,6 +22,7 @@ from scorer.read import (
     Spec,
     Table,
     TableLike,
+    id_kind,
     read_table,
 )
 
@@ -41,17 +42,18 @@ def spec_of(role: Role, competition: Competition = LOST_ITEMS) -> Spec:
     its grade (the default grade, 1)."""
     columns = competition.columns
     internal = {columns.user: USER, columns.item: ITEM, columns.rank: RANK}
+    user, item = id_kind(competition.ids.user), id_kind(competition.ids.item)
     if role is Role.TARGETS:
-        return Spec(str(role), {columns.user: "id"}, {}, competition=competition, internal=internal)
+        return Spec(str(role), {columns.user: user}, {}, competition=competition, internal=internal)
     if role is Role.SUBMISSION:
-        required: dict[str, Kind] = {columns.user: "id", columns.item: "id", columns.rank: "rank"}
+        required: dict[str, Kind] = {columns.user: user, columns.item: item, columns.rank: "rank"}
         return Spec(str(role), required, {}, competition=competition, internal=internal, wide=True)
     optional: dict[str, Kind] = dict.fromkeys(competition.splits.columns, "stage")
     if competition.relevance is Relevance.GRADED:
         optional["grade"] = "grade"
     return Spec(
         str(role),
-        {columns.user: "id", columns.item: "id"},
+        {columns.user: user, columns.item: item},
         optional,
         nullable=frozenset({columns.item, "grade"}),
         competition=competition,

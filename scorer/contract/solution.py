@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 
 from scorer.competition import ITEM, LOST_ITEMS, USER, Competition
+from scorer.contract.codes import Codes
 from scorer.contract.files import Role, duplicates, read_as, spec_of
 from scorer.errors import Code, HostError, Issue, Report, problem
 from scorer.keys import item_of, keyed, packable, repeats
@@ -28,6 +29,8 @@ class Solution:
     has_split: bool
     graded: bool
     competition: Competition = LOST_ITEMS
+    #: The text ids' dictionaries (`users` and `pairs` hold their codes); None for integers.
+    codes: Codes | None = None
 
     @property
     def targets(self) -> pl.Series:
@@ -47,7 +50,22 @@ def read_solution(
 
 
 def solution_of(table: Table, *, careful: bool = False) -> Solution:
-    """Check a solution's cells, as read; any problem is a `HostError` (exit 2).
+    """Check a solution's cells, as read; any problem is a `HostError` (exit 2). Text ids
+    are numbered first (`Codes`) and checked as integers; a problem found so is reported
+    again from the text, so messages show the ids as written."""
+    if not table.competition.ids.text:
+        return _checked(table, careful)
+    codes = Codes.of(table.frame, table.competition)
+    try:
+        solution = _checked(codes.table(table), careful)
+    except HostError:
+        _checked(table, careful)  # raises the same problems, in the file's own words
+        raise
+    return replace(solution, codes=codes)
+
+
+def _checked(table: Table, careful: bool) -> Solution:
+    """`solution_of` on the ids as they are in the table.
 
     The usual file (users in order, binary grades, every item listed, one stage a user)
     takes short paths: a user column flagged sorted, the keys sorted alone, its users' rules

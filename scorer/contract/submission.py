@@ -6,6 +6,7 @@ import numpy as np
 import polars as pl
 
 from scorer.competition import LOST_ITEMS, Competition, Rows
+from scorer.contract.codes import Codes
 from scorer.contract.files import Role, duplicates, reading, spec_of
 from scorer.contract.solution import Solution
 from scorer.errors import Code, Issue, Problem, Report, SubmissionError, problem
@@ -27,7 +28,12 @@ def read_submission(
 
 
 def check_submission(
-    table: Table, targets: pl.Series, *, packed: bool | None = None, careful: bool = False
+    table: Table,
+    targets: pl.Series,
+    *,
+    packed: bool | None = None,
+    careful: bool = False,
+    shown: tuple[Table, pl.Series] | None = None,
 ) -> pl.DataFrame:
     """Apply every rule of the table's competition; raise one `SubmissionError` listing every
     problem, or return the listed rows `keyed` by pair with their rank, as scoring joins them
@@ -49,7 +55,7 @@ def check_submission(
     rows = None if table.problems else ranked(listed, packed, competition.rank_bits, top)
     if rows is not None and not (careful or empty) and _passes_screen(rows, targets, competition):
         return rows
-    report = Report.of(table.file, [*table.problems, *_row_problems(table, targets)])
+    report = Report.of(table.file, [*table.problems, *_row_problems(*(shown or (table, targets)))])
     if report or rows is None:
         raise SubmissionError(report)
     return rows
@@ -59,7 +65,19 @@ def check_against(table: Table, solution: Solution) -> pl.DataFrame:
     """`check_submission` against a solution's users, the rows keyed as they join its pairs."""
     if table.competition != solution.competition:
         raise ValueError("the submission and the solution were read for different competitions")
-    return check_submission(table, solution.targets, packed=packable(table.frame, solution.pairs))
+    codes = solution.codes
+    if codes is None:
+        return check_submission(
+            table, solution.targets, packed=packable(table.frame, solution.pairs)
+        )
+    coded = codes.table(table)
+    targets = codes.users_of(solution.targets)
+    return check_submission(
+        coded,
+        solution.targets,
+        packed=packable(coded.frame, solution.pairs),
+        shown=(table, targets),
+    )
 
 
 def _in_blocks(
@@ -272,5 +290,10 @@ def _count_message(
 def checked_rows(truth: Solution | pl.Series, table: Table) -> int:
     """Check a submission (or one part of it) against the target users of `truth`, a
     solution or a targets file's users: the ranked items it holds, in either layout."""
-    users = truth.targets if isinstance(truth, Solution) else truth
-    return check_submission(table, users).height
+    if isinstance(truth, Solution):
+        return check_against(table, truth).height
+    if not table.competition.ids.text:
+        return check_submission(table, truth).height
+    codes = Codes.of(truth.to_frame(USER), table.competition)
+    targets = codes.encode(truth.to_frame(USER)).get_column(USER)
+    return check_submission(codes.table(table), targets, shown=(table, truth)).height

@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from scorer.read import long, parquet, wide
-from scorer.read.cells import ITEM, RANK, USER, Kind, Spec, Table
+from scorer.read.cells import ITEM, RANK, USER, Kind, Spec, Table, id_kind
 from scorer.read.files import (
     check_regular,
     digest,
@@ -55,6 +55,7 @@ __all__ = [
     "expanded_size",
     "footprint",
     "hinted",
+    "id_kind",
     "inside",
     "kind_of",
     "kind_of_file",

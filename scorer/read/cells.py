@@ -9,20 +9,30 @@ from typing import Literal
 
 import polars as pl
 
-from scorer.competition import LOST_ITEMS, Competition, Stage
+from scorer.competition import LOST_ITEMS, Competition, IdKind, Stage
 from scorer.errors import Code, Issue, Problem, merge, problem, shorten
 from scorer.metrics import MAX_GRADE
 from scorer.read.hints import Clues, hinted, whole_float, zero_based
 
-Kind = Literal["id", "rank", "stage", "grade"]
+#: `id` an integer id, `text` a text id (`scorer.competition.IdKind`).
+Kind = Literal["id", "text", "rank", "stage", "grade"]
 
 Unit = Literal["line", "row"]
 
 #: The largest id a 64-bit integer column holds; longer digit strings are rejected by name.
 MAX_ID = 2**63 - 1
 
+#: The longest text id, in bytes of UTF-8: a 64-hex customer id, a track URI or a URL fits;
+#: an id longer than this is a mistake (a whole line pasted in a cell), not a key to match.
+MAX_TEXT_ID = 256
+
+#: What a text id may not hold: whitespace (no id has any, and a space around one would make
+#: it another id, silently) or a control character (a terminal escape is nobody's id).
+_NOT_IN_TEXT_ID = r"[\s\x00-\x1f\x7f]"
+
 DTYPE: Mapping[Kind, type[pl.DataType]] = {
     "id": pl.Int64,
+    "text": pl.String,
     "rank": pl.Int64,
     "stage": pl.Categorical,
     "grade": pl.Int64,
@@ -30,6 +40,7 @@ DTYPE: Mapping[Kind, type[pl.DataType]] = {
 
 CODE: Mapping[Kind, Code] = {
     "id": Code.INVALID_ID,
+    "text": Code.INVALID_ID,
     "rank": Code.INVALID_RANK,
     "stage": Code.INVALID_STAGE,
     "grade": Code.INVALID_GRADE,
@@ -39,6 +50,11 @@ CODE: Mapping[Kind, Code] = {
 from scorer.competition import ITEM as ITEM  # noqa: E402
 from scorer.competition import RANK as RANK  # noqa: E402
 from scorer.competition import USER as USER  # noqa: E402
+
+
+def id_kind(kind: IdKind) -> Kind:
+    """The cell kind of an id of `kind`."""
+    return "text" if kind is IdKind.TEXT else "id"
 
 
 @dataclass(frozen=True)
@@ -61,6 +77,16 @@ class Spec:
         """The user column's name in the file."""
         return self.competition.columns.user
 
+    @property
+    def user_kind(self) -> Kind:
+        """What the user column holds: `id` or `text` (`Competition.ids`)."""
+        return id_kind(self.competition.ids.user)
+
+    @property
+    def item_kind(self) -> Kind:
+        """What the item column (or each id of a list) holds: `id` or `text`."""
+        return id_kind(self.competition.ids.item)
+
     def kinds(self, header: list[str]) -> dict[str, Kind]:
         every = {**self.required, **self.optional}
         return {name: every[name] for name in header}
@@ -74,6 +100,7 @@ class Spec:
         splits = self.competition.splits
         return {
             "id": "a non-negative integer written in digits",
+            "text": f"a text id of 1 to {MAX_TEXT_ID} bytes with no space or control character",
             "rank": f"an integer 1..{self.competition.k}",
             "stage": f"{splits.public}, {splits.private} or {splits.ignored}",
             "grade": f"an integer 0..{MAX_GRADE}",
@@ -115,14 +142,20 @@ def parse_cells(
     ranges and stage values are judged later, on typed values, in `apply_ranges`. A user id written
     as a float ('10000.0') is an issue too, but its row still counts for that user, so the
     rules on users blame nothing else on it. The clues count the cells written as floats."""
-    numbers = [name for name, kind in kinds.items() if kind != "stage"]
-    typed = cells.with_columns(integer(pl.col(n)).cast(pl.Int64) for n in numbers)
+    numbers = [name for name, kind in kinds.items() if kind not in ("stage", "text")]
+    texts = [name for name, kind in kinds.items() if kind == "text"]
+    typed = cells.with_columns(
+        *(integer(pl.col(n)).cast(pl.Int64) for n in numbers),
+        # a text id is the cell as written; its value is judged in `apply_ranges`
+        *(pl.when(pl.col(n) != "").then(pl.col(n)).alias(n) for n in texts),
+    )
     bad: dict[str, pl.Series] = {}
-    for name in numbers:  # null once read: not an integer, or empty
+    for name in [*numbers, *texts]:  # null once read: not an integer, or empty
         bad[name] = typed.get_column(name).is_null()
         if name in spec.nullable:  # an empty cell (or one of spaces) is allowed, and null
-            empty = cells.get_column(name).str.strip_chars(" \t").fill_null("") == ""
-            bad[name] = bad[name] & ~empty
+            cell = cells.get_column(name)
+            cell = cell if name in texts else cell.str.strip_chars(" \t")
+            bad[name] = bad[name] & ~(cell.fill_null("") == "")
     flags = pl.DataFrame(
         [cells.get_column("line"), *(v.alias(f"_bad_{n}") for n, v in bad.items())]
     )
@@ -158,18 +191,37 @@ def parse_cells(
     return typed, problems, Clues(rows=cells.height, floats=floats)
 
 
+def text_code(cell: pl.Expr) -> pl.Expr:
+    """Null for a text id the rules take (or a null cell); else the code of what is wrong."""
+    return (
+        pl.when(cell.str.len_bytes() > MAX_TEXT_ID)
+        .then(pl.lit(str(Code.ID_TOO_LONG)))
+        .when(cell.str.contains(_NOT_IN_TEXT_ID))
+        .then(pl.lit(str(Code.INVALID_ID)))
+    )
+
+
+def bad_texts(frame: pl.DataFrame, name: str) -> dict[Code, pl.Series]:
+    """Which cells of a text id column break its rules, by code (`text_code`)."""
+    code = frame.select(text_code(pl.col(name))).to_series()
+    return {c: code.eq_missing(str(c)) for c in (Code.INVALID_ID, Code.ID_TOO_LONG)}
+
+
 def cell_issue(
-    spec: Spec, unit: str, kind: Kind, column: str, line: int, raw: object, user: int | None
+    spec: Spec, unit: str, kind: Kind, column: str, line: int, raw: object, user: object
 ) -> Issue:
     """A bad cell: where it is, what it holds, what its kind must hold (and whose it is)."""
     shown = "empty" if raw is None or raw == "" else repr(shorten(raw))
     word = spec.competition.words.user
     who = f" ({word} {user})" if user is not None and column != spec.user else ""
     what = f"is not {spec.expected(kind)}"
+    size = len(raw.encode()) if kind == "text" and isinstance(raw, str) else 0
+    if size > MAX_TEXT_ID:
+        what = f"is {size:,} bytes long; expected a text id of at most {MAX_TEXT_ID} bytes"
     if kind == "id" and isinstance(raw, str) and re.fullmatch(r"\+?[0-9]+", raw.strip(" \t")):
         what = f"is too large; expected {spec.expected(kind)}, at most {MAX_ID}"
     return Issue(
-        CODE[kind],
+        Code.ID_TOO_LONG if size > MAX_TEXT_ID else CODE[kind],
         f"{unit} {line}: {column} {shown} {what}{who}",
         line=line,
         user=None if user is None else str(user),
@@ -200,6 +252,8 @@ def apply_ranges(
         col = pl.col(name)
         if kind == "id":
             checks[name] = col < 0
+        elif kind == "text":
+            checks[name] = text_code(col).is_not_null()
         elif kind == "rank":
             checks[name] = (col < 1) | (col > spec.competition.k)
         elif kind == "grade":
@@ -223,20 +277,24 @@ def apply_ranges(
                 zero_users, zero_rows = zero_based(frame, spec.user, name, spec.competition.k)
                 clues = clues + Clues(zero_users=zero_users, zero_rows=zero_rows)
             mask = flags.get_column(name)
-            rows = frame.filter(mask).head(5)
-            users = rows.get_column(spec.user) if user is not None else [None] * rows.height
-            found.append(
-                problem(
-                    CODE[kind],
-                    int(counts[name]),
-                    [
-                        cell_issue(
-                            spec, unit, kind, name, ln, raw, None if name == spec.user else u
-                        )
-                        for ln, raw, u in zip(rows["line"], rows[name], users, strict=True)
-                    ],
+            codes = bad_texts(frame, name) if kind == "text" else {CODE[kind]: mask}
+            for code, where in codes.items():
+                if not where.any():
+                    continue
+                rows = frame.filter(where).head(5)
+                users = rows.get_column(spec.user) if user is not None else [None] * rows.height
+                found.append(
+                    problem(
+                        code,
+                        int(where.sum()),
+                        [
+                            cell_issue(
+                                spec, unit, kind, name, ln, raw, None if name == spec.user else u
+                            )
+                            for ln, raw, u in zip(rows["line"], rows[name], users, strict=True)
+                        ],
+                    )
                 )
-            )
         frame = frame.with_columns(
             pl.when(~flags.get_column(n)).then(pl.col(n)).alias(n) for n in kinds if counts[n]
         )

@@ -109,6 +109,11 @@ def _integral(column: pl.Series) -> bool:
     return bool(values.select(whole.all()).item())
 
 
+def text_dtype(dtype: pl.DataType) -> bool:
+    """Whether a column of `dtype` holds text (or nothing at all)."""
+    return dtype in (pl.String, pl.Categorical, pl.Null) or isinstance(dtype, pl.Enum)
+
+
 def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Table:
     """Parquet files and in-memory frames: integer columns are taken as they are, text
     columns go through the same cell rules as CSV, anything else is a type error."""
@@ -125,6 +130,12 @@ def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Ta
                 raise Rejected(type_report(file, frame, name, "text"))
             if dtype == pl.Null:  # categories judge as words do, without 15M strings made
                 frame = frame.with_columns(pl.col(name).cast(pl.String))
+        elif kind == "text":
+            if not text_dtype(dtype):
+                raise Rejected(type_report(file, frame, name, "text ids (strings)"))
+            frame = frame.with_columns(pl.col(name).cast(pl.String))
+            if name not in spec.nullable and frame.get_column(name).null_count():
+                as_text = True  # empty cells get the same messages as in a CSV file
         elif dtype in (pl.String, pl.Categorical):
             as_text = True
         elif dtype.is_float() and name in spec.nullable and _integral(frame.get_column(name)):
@@ -138,12 +149,12 @@ def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Ta
             as_text = True  # empty cells get the same messages as in a CSV file
     if not as_text:
         typed = frame.with_columns(
-            pl.col(n).cast(pl.Int64) for n, k in kinds.items() if k != "stage"
+            pl.col(n).cast(pl.Int64) for n, k in kinds.items() if k not in ("stage", "text")
         )
         return apply_ranges(file, typed, kinds, spec, "row", [])
     # Judge every cell as text, exactly as a CSV's: integers print as their digits.
     text_frame = frame.with_columns(
-        pl.col(n).cast(pl.String) for n, k in kinds.items() if k != "stage"
+        pl.col(n).cast(pl.String) for n, k in kinds.items() if k not in ("stage", "text")
     )
     typed, problems, clues = parse_cells(file, text_frame, kinds, spec, "row")
     return apply_ranges(file, typed, kinds, spec, "row", problems, clues)

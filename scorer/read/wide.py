@@ -16,12 +16,15 @@ from scorer.read.cells import (
     Table,
     Unit,
     apply_ranges,
+    bad_texts,
     cell_issue,
     integer,
     parse_cells,
+    text_code,
 )
 from scorer.read.header import check_frame, check_header, no_rows, type_report
 from scorer.read.limits import Limits, Rejected
+from scorer.read.long import text_dtype as _text
 from scorer.read.text import Text
 from scorer.read.textcells import text_cells
 
@@ -94,24 +97,27 @@ def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Ta
     header = check_frame(file, frame, _columns(spec), _extras(spec), limits, _extras(spec))
     extra = [name for name in header if name in _extras(spec)]
     user, ids_name = spec.user, spec.competition.columns.list
+    # Text ids come as text: an integer column in their place lost what they were (a zero
+    # before the digits) when its writer read them as numbers.
+    texts = spec.user_kind == "text", spec.item_kind == "text"
     user_type = frame.schema[user]
-    if not (user_type.is_integer() or user_type in (pl.String, pl.Categorical, pl.Null)):
-        raise Rejected(type_report(file, frame, user))
+    if not (_text(user_type) or (user_type.is_integer() and not texts[0])):
+        raise Rejected(type_report(file, frame, user, "text ids" if texts[0] else "integers"))
     ids_type = frame.schema[ids_name]
+    numbers = not texts[1]  # may the ids be numbers?
     if isinstance(ids_type, pl.List) and (
-        ids_type.inner.is_integer() or ids_type.inner in (pl.String, pl.Null)
+        (ids_type.inner.is_integer() and numbers) or _text(ids_type.inner)
     ):
         ids = pl.col(ids_name).list.eval(pl.element().cast(pl.String))
-    elif ids_type.is_integer() or ids_type in (pl.String, pl.Categorical, pl.Null):
+    elif (ids_type.is_integer() and numbers) or _text(ids_type):
         ids = _tokens(pl.col(ids_name).cast(pl.String))
     else:
+        lists = "lists of integers" if numbers else "lists of text ids"
         raise Rejected(
-            type_report(
-                file, frame, ids_name, "text (ids separated by spaces) or lists of integers"
-            )
+            type_report(file, frame, ids_name, f"text (ids separated by spaces) or {lists}")
         )
     for name in extra:
-        if frame.schema[name] not in (pl.String, pl.Categorical, pl.Null):
+        if not _text(frame.schema[name]):
             raise Rejected(type_report(file, frame, name, "text"))
     cells = frame.select(
         pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line"),
@@ -137,9 +143,21 @@ def _to_long(
     items = f"{spec.competition.words.item}s"
     limits.check_rows(file, total, "the lists hold {count} " + items + " in all")
     extras = [c for c in cells.columns if c not in ("line", user, ids)]
-    users, bad_users, clues = parse_cells(
-        file, cells.select("line", user), {user: "id"}, spec, unit
+    users, found, clues = parse_cells(
+        file, cells.select("line", user), {user: spec.user_kind}, spec, unit
     )
+    found = [*problems, *found]
+    if spec.user_kind == "text":  # as `apply_ranges` judges a long file's text ids
+        for code, mask in bad_texts(users, user).items():
+            rows = users.filter(mask)
+            if not rows.height:
+                continue
+            issues = [
+                cell_issue(spec, unit, "text", user, ln, u, None) for ln, u in rows.head(5).rows()
+            ]
+            found.append(problem(code, rows.height, issues))
+        users = users.with_columns(pl.when(text_code(pl.col(user)).is_null()).then(pl.col(user)))
+    token = pl.col("_token")
     rows = (
         cells.select(
             "line",
@@ -150,37 +168,44 @@ def _to_long(
         )
         .explode("_token", "position", empty_as_null=True)
         .with_columns(
-            # As in the long format: digits, perhaps after a '+' ('-1' is not an id).
-            integer(pl.col("_token")).cast(pl.Int64).alias(ITEM)
+            # As in the long format: digits, perhaps after a '+' ('-1' is not an id); a text
+            # id as written (a list's ids are never empty).
+            (
+                pl.when(text_code(token).is_null()).then(token)
+                if spec.item_kind == "text"
+                else integer(token).cast(pl.Int64)
+            ).alias(ITEM)
         )
     )
     listed = pl.col("position").is_not_null()
     bad = rows.filter(listed & pl.col(ITEM).is_null())
-    found = [*problems, *bad_users]
     if bad.height:
-        found.append(
-            problem(
-                Code.INVALID_ID,
-                bad.height,
-                [
-                    _token_issue(spec, unit, ln, p, raw, u)
-                    for ln, p, raw, u in bad.head(5)
-                    .select("line", "position", "_token", USER)
-                    .rows()
-                ],
+        code = text_code(token) if spec.item_kind == "text" else pl.lit(None, pl.String)
+        bad = bad.with_columns(code.fill_null(str(Code.INVALID_ID)).alias("_code"))
+        for (name,), some in bad.group_by("_code", maintain_order=True):
+            found.append(
+                problem(
+                    Code(name),
+                    some.height,
+                    [
+                        _token_issue(spec, unit, ln, p, raw, u)
+                        for ln, p, raw, u in some.head(5)
+                        .select("line", "position", "_token", USER)
+                        .rows()
+                    ],
+                )
             )
-        )
     frame = rows.select("line", USER, ITEM, pl.col("position").alias(RANK), "position", *extras)
     # A split column is judged as in the long layout; ids were judged above.
     return apply_ranges(file, frame, {name: "stage" for name in extras}, spec, unit, found, clues)
 
 
 def _token_issue(
-    spec: Spec, unit: str, line: int, position: int, raw: str | None, user: int | None
+    spec: Spec, unit: str, line: int, position: int, raw: str | None, user: object
 ) -> Issue:
     """The long layout's message for a bad item id, placed at its list position."""
     columns = spec.competition.columns
-    issue = cell_issue(spec, unit, "id", columns.item, line, raw, user)
+    issue = cell_issue(spec, unit, spec.item_kind, columns.item, line, raw, user)
     where = f"{unit} {line}: "
     return dataclasses.replace(
         issue,

@@ -1,0 +1,82 @@
+"""Text ids numbered once against the solution's, so every rule and metric runs on integers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import polars as pl
+
+from scorer.competition import ITEM, USER, Competition, IdKind
+from scorer.read import Table
+
+
+@dataclass(frozen=True)
+class Codes:
+    """The dictionaries of a competition's text ids: each sorted, so a code (its place) sorts
+    as its text does. `users`/`items` is None where that id is an integer, and needs none.
+
+    A value not in a dictionary gets a code past its end, one code a distinct text: such an
+    item can never be relevant, and two of them are still two items (a repeat is a repeat),
+    as such a user is still a user who is no target."""
+
+    users: pl.Series | None
+    items: pl.Series | None
+
+    @classmethod
+    def of(cls, frame: pl.DataFrame, competition: Competition) -> Codes:
+        """The dictionaries of a frame's text ids (a solution's, or a targets file's users;
+        with no item column, the items' dictionary is empty)."""
+
+        def known(column: str, kind: IdKind) -> pl.Series | None:
+            if kind is not IdKind.TEXT:
+                return None
+            if column not in frame.columns:
+                return pl.Series(column, [], pl.String)
+            return frame.get_column(column).drop_nulls().unique().sort()
+
+        ids = competition.ids
+        return cls(users=known(USER, ids.user), items=known(ITEM, ids.item))
+
+    def encode(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """A frame's text ids as their codes (Int64; nulls stay null)."""
+        pairs = [(USER, self.users), (ITEM, self.items)]
+        return frame.with_columns(
+            _encode(frame.get_column(name), known)
+            for name, known in pairs
+            if known is not None and name in frame.columns
+        )
+
+    def table(self, table: Table) -> Table:
+        """A table with its text ids as codes; its cells' problems are the text's."""
+        return replace(table, frame=self.encode(table.frame))
+
+    def users_of(self, codes: pl.Series) -> pl.Series:
+        """Target users' codes as their text again (integer users as they are)."""
+        if self.users is None:
+            return codes
+        return self.users.gather(codes).alias(codes.name)
+
+
+def _encode(values: pl.Series, known: pl.Series) -> pl.Series:
+    """Each value's place in `known` (sorted, distinct), or for a value not in it a place
+    past its end, the same for the same text. A file lists a user's rows together, as a
+    rule: each run of one value is looked up once."""
+    starts = values.ne_missing(values.shift(1))
+    if starts.len():  # the first row starts a run, even a run of nulls
+        starts = starts.scatter(0, True)
+    runs = int(starts.sum())
+    if runs * 4 <= values.len():
+        heads = _encode_all(values.filter(starts), known)
+        return heads.gather(starts.cum_sum() - 1).alias(values.name)
+    return _encode_all(values, known)
+
+
+def _encode_all(values: pl.Series, known: pl.Series) -> pl.Series:
+    codes = values.cast(pl.Enum(known), strict=False).to_physical().cast(pl.Int64)
+    missing = codes.is_null() & values.is_not_null()
+    if missing.any():
+        others = values.filter(missing)
+        extra = others.unique().sort()
+        placed = others.cast(pl.Enum(extra)).to_physical().cast(pl.Int64) + known.len()
+        codes = codes.scatter(missing.arg_true(), placed)
+    return codes.alias(values.name)
