@@ -10,6 +10,7 @@ competition, H&M-style MAP@12 (`write_hm`).
 from __future__ import annotations
 
 import csv
+import hashlib
 import random
 from pathlib import Path
 
@@ -75,6 +76,8 @@ def main(out: Path = HERE) -> None:
     )
     (out / "hm").mkdir(exist_ok=True)
     write_hm(out / "hm")
+    (out / "hm-kaggle").mkdir(exist_ok=True)
+    write_hm_kaggle(out / "hm", out / "hm-kaggle")
 
 
 def draw_distinct(rng: random.Random, items: list[int], weights: list[float], n: int) -> list[int]:
@@ -195,6 +198,40 @@ def write_hm(out: Path) -> None:
         rng.shuffle(predicted)
         sample.append((customer, " ".join(str(a) for a in predicted)))
     _write(out, "sample_submission.csv", ["customer_id", "prediction"], sample)
+
+
+HM_KAGGLE_COMPETITION = HM_COMPETITION.replace(
+    'name = "H&M-style"', 'name = "H&M, Kaggle\'s ids"'
+) + """
+[ids]
+user = "text"
+item = "text"
+"""
+
+
+def write_hm_kaggle(source: Path, out: Path) -> None:
+    """data/hm/ with ids as Kaggle's H&M data writes them (examples.md, "Text ids"): each
+    customer a 64-character hex id, each article its 10 digits with the leading zero
+    (0108775015). The same competition: every score equals data/hm's."""
+
+    def customer(cell: str) -> str:
+        return hashlib.sha256(f"customer {cell}".encode()).hexdigest() if cell else cell
+
+    def article(cell: str) -> str:
+        return f"{int(cell):010d}" if cell else cell
+
+    def ids(cell: str) -> str:
+        return " ".join(article(a) for a in cell.split())
+
+    (out / "competition.toml").write_text(HM_KAGGLE_COMPETITION, encoding="utf-8")
+    for name, rewrite in (
+        ("solution.csv", (customer, article, str)),
+        ("targets.csv", (customer,)),
+        ("sample_submission.csv", (customer, ids)),
+    ):
+        with (source / name).open(newline="", encoding="utf-8") as handle:
+            header, *rows = list(csv.reader(handle))
+        _write(out, name, header, [tuple(f(c) for f, c in zip(rewrite, row)) for row in rows])
 
 
 def catalogue(rng: random.Random) -> list[int]:
