@@ -133,6 +133,10 @@ ROW_RULES = ("exactly", "at_most")
 MAX_K = 100
 
 
+#: An id's value: an integer, or text as written (`Rules.user_ids`).
+Id = int | str
+
+
 @dataclass(frozen=True)
 class Rules:
     """One competition's rules as the reference reads them; the defaults are lost items'.
@@ -157,6 +161,17 @@ class Rules:
     public: str = "public"
     private: str = "private"
     ignored: str = "ignored"
+    #: What ids are: "integer" (digits, `0101` is 101) or "text" (matched as written).
+    user_ids: str = "integer"
+    item_ids: str = "integer"
+
+    def user_of(self, cell: str) -> Id:
+        """A user id cell's value."""
+        return cell if self.user_ids == "text" else int(cell)
+
+    def item_of(self, cell: str) -> Id:
+        """An item id cell's value."""
+        return cell if self.item_ids == "text" else int(cell)
 
     def __post_init__(self) -> None:
         if type(self.k) is not int or not 1 <= self.k <= MAX_K:
@@ -176,7 +191,8 @@ class Rules:
     @classmethod
     def load(cls, path: Path) -> Rules:
         """The rules of a competition.toml: top-level k, metric and rows, a [columns] table
-        (user, item, rank, list) and a [splits] table (columns, public, private, ignored).
+        (user, item, rank, list), an [ids] table (user, item) and a [splits] table (columns,
+        public, private, ignored).
         What is left out takes the defaults; keys the reference has no use for (name,
         relevance, words) are skipped."""
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -185,6 +201,7 @@ class Rules:
         values = {key: data[key] for key in ("k", "metric", "rows") if key in data}
         values |= {key: columns[key] for key in ("user", "item", "rank", "list") if key in columns}
         values |= {key: splits[key] for key in ("public", "private", "ignored") if key in splits}
+        values |= {f"{key}_ids": kind for key, kind in data.get("ids", {}).items()}
         if "columns" in splits:
             values["split_columns"] = tuple(splits["columns"])
         return cls(**values)
@@ -201,7 +218,7 @@ class Rules:
 class UserScore:
     """Every metric of one scored user, as exact values turned into floats at the end."""
 
-    user_id: int
+    user_id: Id
     stage: str | None
     n_relevant: int
     hits: int
@@ -218,7 +235,7 @@ class Scores:
     """Per-user scores and, per split, the number of users and the mean of every metric
     (None for a split with no users, and for public/private without a split column)."""
 
-    users: dict[int, UserScore]
+    users: dict[Id, UserScore]
     splits: dict[str, dict[str, float] | None]
     ignored: int
 
@@ -247,21 +264,21 @@ def score_rules(
     """
     if no_lost not in ("zero", "exclude"):
         raise ValueError(no_lost)
-    stage_of: dict[int, str | None] = {}
-    grade_of: dict[int, dict[int, int]] = {}
+    stage_of: dict[Id, str | None] = {}
+    grade_of: dict[Id, dict[Id, int]] = {}
     has_split = False
     for row in solution:
-        user = int(row[rules.user])
+        user = rules.user_of(row[rules.user])
         split = next((row[c] for c in rules.split_columns if c in row), None)
         has_split = has_split or split is not None
         stage_of[user] = None if split is None else rules.stage(split)
         grades = grade_of.setdefault(user, {})
         if row[rules.item] != "":
-            grades[int(row[rules.item])] = int(row.get("grade") or 1)
+            grades[rules.item_of(row[rules.item])] = int(row.get("grade") or 1)
 
     placed = positions(submission, rules)
     k = rules.k
-    users: dict[int, UserScore] = {}
+    users: dict[Id, UserScore] = {}
     for user, stage in stage_of.items():
         if stage == "ignored":
             continue
@@ -294,21 +311,21 @@ def score_rules(
     return Scores(users=users, splits=splits, ignored=ignored)
 
 
-def positions(submission: Iterable[Row], rules: Rules) -> dict[int, list[int | None]]:
+def positions(submission: Iterable[Row], rules: Rules) -> dict[Id, list[Id | None]]:
     """Each user's items at positions 1, 2, ... (None for an empty position), at most k.
 
     Wide row (it has the list column): the items in the order written, '' for none. Long
     rows: the item at each rank 1..k; a rank nobody took is an empty position.
     """
-    by_rank: dict[int, dict[int, int]] = {}
-    placed: dict[int, list[int | None]] = {}
+    by_rank: dict[Id, dict[int, Id]] = {}
+    placed: dict[Id, list[Id | None]] = {}
     for row in submission:
-        user = int(row[rules.user])
+        user = rules.user_of(row[rules.user])
         if rules.list in row:
             cell = row[rules.list]
-            placed[user] = [int(item) for item in cell.split(" ")][: rules.k] if cell else []
+            placed[user] = [rules.item_of(i) for i in cell.split(" ")][: rules.k] if cell else []
         else:
-            by_rank.setdefault(user, {})[int(row[rules.rank])] = int(row[rules.item])
+            by_rank.setdefault(user, {})[int(row[rules.rank])] = rules.item_of(row[rules.item])
     for user, items in by_rank.items():
         last = max((r for r in items if r <= rules.k), default=0)
         placed[user] = [items.get(r) for r in range(1, last + 1)]

@@ -193,10 +193,11 @@ def parse_cells(
 
 def text_code(cell: pl.Expr) -> pl.Expr:
     """Null for a text id the rules take (or a null cell); else the code of what is wrong."""
+    size = cell.str.len_bytes()
     return (
-        pl.when(cell.str.len_bytes() > MAX_TEXT_ID)
+        pl.when(size > MAX_TEXT_ID)
         .then(pl.lit(str(Code.ID_TOO_LONG)))
-        .when(cell.str.contains(_NOT_IN_TEXT_ID))
+        .when((size == 0) | cell.str.contains(_NOT_IN_TEXT_ID))
         .then(pl.lit(str(Code.INVALID_ID)))
     )
 
@@ -248,6 +249,10 @@ def apply_ranges(
     clues = Clues(rows=frame.height) if clues is None else clues
     checks: dict[str, pl.Expr] = {}
     stages: dict[str, list[str]] = {}
+    # A quoted empty cell ('""') reads as empty text, not null: where a cell may be empty,
+    # it is; elsewhere `text_code` refuses it, as it refuses an unquoted one.
+    blank = [n for n, kind in kinds.items() if kind == "text" and n in spec.nullable]
+    frame = frame.with_columns(pl.when(pl.col(n) != "").then(pl.col(n)).alias(n) for n in blank)
     for name, kind in kinds.items():
         col = pl.col(name)
         if kind == "id":

@@ -109,7 +109,7 @@ def _integral(column: pl.Series) -> bool:
     return bool(values.select(whole.all()).item())
 
 
-def text_dtype(dtype: pl.DataType) -> bool:
+def text_dtype(dtype: object) -> bool:
     """Whether a column of `dtype` holds text (or nothing at all)."""
     return dtype in (pl.String, pl.Categorical, pl.Null) or isinstance(dtype, pl.Enum)
 

@@ -180,12 +180,12 @@ def _to_long(
     listed = pl.col("position").is_not_null()
     bad = rows.filter(listed & pl.col(ITEM).is_null())
     if bad.height:
-        code = text_code(token) if spec.item_kind == "text" else pl.lit(None, pl.String)
-        bad = bad.with_columns(code.fill_null(str(Code.INVALID_ID)).alias("_code"))
-        for (name,), some in bad.group_by("_code", maintain_order=True):
+        why = text_code(token) if spec.item_kind == "text" else pl.lit(None, pl.String)
+        bad = bad.with_columns(why.fill_null(str(Code.INVALID_ID)).alias("_code"))
+        for (code,), some in bad.group_by("_code", maintain_order=True):
             found.append(
                 problem(
-                    Code(name),
+                    Code(str(code)),
                     some.height,
                     [
                         _token_issue(spec, unit, ln, p, raw, u)
