@@ -72,7 +72,8 @@ def run(*args: str) -> Run:
 def submission_runs(case: dict[str, Any]) -> dict[str, Run]:
     """`score` and both `validate` forms, each as text and as JSON."""
     path = str(CORPUS / case["file"])
-    options = case["options"]
+    # an option naming a corpus file (a competition's spec) names it wherever tests run
+    options = [str(CORPUS / o) if o.endswith(".toml") else o for o in case["options"]]
     forms = {
         "score": ("score", path, "--solution", SOLUTION),
         "validate --targets": ("validate", path, "--targets", TARGETS),

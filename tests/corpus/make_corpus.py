@@ -549,6 +549,9 @@ def write(out: Path) -> list[Case]:
     # --- The wide layout: one line a user, its list space-separated or quoted with commas --
     add_wide(corpus, hit_rows(), scores)
 
+    # --- Text ids: the same files under a spec whose ids are text -----------------------
+    add_text_ids(corpus, blind, csv(hit_rows()), scores)
+
     # --- Valid but odd: these must score exactly as the plain file -----------------------
     good_rows = hit_rows()
     valid: dict[str, bytes] = {
@@ -595,6 +598,54 @@ def write(out: Path) -> list[Case]:
     }
     (out / "expected.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return corpus.cases
+
+
+#: Lost items with text ids (task.md, "Text ids"): the corpus's solution reads the same.
+TEXT_IDS = """\
+k = 20
+[ids]
+user = "text"
+item = "text"
+[columns]
+user = "user_id"
+item = "edition_id"
+rank = "rank"
+list = "edition_ids"
+[words]
+item = "edition"
+pairs = "pairs"
+"""
+
+
+def add_text_ids(
+    corpus: Corpus, blind: list[list[str]], good: bytes, scores: dict[str, float]
+) -> None:
+    """A text id is matched as written: a space in one is refused, not trimmed, and one of
+    257 bytes or more has its own code. Digits are text like any other: the valid file
+    scores as it does with integer ids."""
+    (corpus.out / "text-ids.toml").write_text(TEXT_IDS, encoding="utf-8")
+    options = ["--competition", "text-ids.toml"]
+    corpus.sub(
+        "text_id_too_long.csv",
+        csv(edit(blind, 7, 1, "e" * 300)),
+        "a text id of 300 bytes",
+        id_too_long=[7],
+        options=options,
+    )
+    corpus.sub(
+        "text_id_padded.csv",
+        csv(edit(blind, 9, 1, " 50107")),
+        "a text id with a space before it: another id, so refused",
+        invalid_id=[9],
+        options=options,
+    )
+    corpus.add(
+        "sub/text_ids_valid.csv",
+        good,
+        Case(
+            "sub/text_ids_valid.csv", "valid: digits as text ids", 0, scores=scores, options=options
+        ),
+    )
 
 
 def add_pandas_mistakes(corpus: Corpus, blind: list[list[str]], base: bytes) -> None:
