@@ -22,6 +22,8 @@ from scorer.cli import app
 from scorer.competition import ITEM, USER, Columns, Competition, IdKind, Ids, Metric, Words
 from scorer.contract import Codes
 from scorer.errors import HostError, SubmissionError
+from scorer.read import DEFAULT_LIMITS
+from scorer.read.text import scan_text
 from tests.reference import Rules, score_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,6 +113,30 @@ def test_a_text_id_has_no_space_or_control_character_and_at_most_256_bytes(
     found = problems(exc)
     assert message in found[code][0]
     assert "\x1b" not in str(found)  # a participant's escape is shown escaped
+
+
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        (b"u,i,r\nU1,N1,1\r\nU2,N2,1\n", True),
+        (b"u,i,r\nU1,N 1,1\n", False),
+        (b"u,i,r\nU1,N1\t,1\n", False),
+        (b"u,i,r\nU1,N\x7f1,1\n", False),
+        ("u,i,r\nU1,N\u00a01,1\n".encode(), False),  # a no-break space: not ASCII
+        ("u,i,r\nU1,Né,1\n".encode(), False),
+    ],
+)
+def test_a_scan_tells_when_no_cell_can_hold_whitespace(text: bytes, plain: bool) -> None:
+    """Then text ids are judged by length alone; any doubt runs the full rule."""
+    assert scan_text("f.csv", text, DEFAULT_LIMITS).plain is plain
+
+
+def test_a_no_break_space_in_a_text_id_is_refused(tmp_path: Path) -> None:
+    solution = write(tmp_path, "sol.csv", SOLUTION)
+    sub = write(tmp_path, "sub.csv", "session_id,track_id,place\nU1,N\u00a01,1\n")
+    with pytest.raises(SubmissionError) as exc:
+        scorer.score(sub, solution, competition=TRACKS)
+    assert r"track_id 'N\xa01' is not a text id" in problems(exc)["invalid_id"][0]
 
 
 def test_a_list_s_text_ids_are_judged_each_at_its_position(tmp_path: Path) -> None:

@@ -32,7 +32,10 @@ class Codes:
                 return None
             if column not in frame.columns:
                 return pl.Series(column, [], pl.String)
-            return frame.get_column(column).drop_nulls().unique().sort()
+            values = frame.get_column(column)
+            if column == USER:  # a user's rows come together, as a rule
+                values = _heads(values)
+            return values.drop_nulls().unique().sort()
 
         ids = competition.ids
         return cls(users=known(USER, ids.user), items=known(ITEM, ids.item))
@@ -61,14 +64,23 @@ def _encode(values: pl.Series, known: pl.Series) -> pl.Series:
     """Each value's place in `known` (sorted, distinct), or for a value not in it a place
     past its end, the same for the same text. A file lists a user's rows together, as a
     rule: each run of one value is looked up once."""
-    starts = values.ne_missing(values.shift(1))
-    if starts.len():  # the first row starts a run, even a run of nulls
-        starts = starts.scatter(0, True)
-    runs = int(starts.sum())
-    if runs * 4 <= values.len():
+    starts = _starts(values)
+    if int(starts.sum()) * 4 <= values.len():
         heads = _encode_all(values.filter(starts), known)
         return heads.gather(starts.cum_sum() - 1).alias(values.name)
     return _encode_all(values, known)
+
+
+def _starts(values: pl.Series) -> pl.Series:
+    """Where each run of one value starts (the first row always does, even a null's)."""
+    starts = values.ne_missing(values.shift(1))
+    return starts.scatter(0, True) if starts.len() else starts
+
+
+def _heads(values: pl.Series) -> pl.Series:
+    """One value a run: all the distinct values, far fewer than the rows when a file
+    lists each user's rows together."""
+    return values.filter(_starts(values))
 
 
 def _encode_all(values: pl.Series, known: pl.Series) -> pl.Series:

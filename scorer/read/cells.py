@@ -191,20 +191,25 @@ def parse_cells(
     return typed, problems, Clues(rows=cells.height, floats=floats)
 
 
-def text_code(cell: pl.Expr) -> pl.Expr:
-    """Null for a text id the rules take (or a null cell); else the code of what is wrong."""
+def text_code(cell: pl.Expr, plain: bool = False) -> pl.Expr:
+    """Null for a text id the rules take (or a null cell); else the code of what is wrong.
+    `plain`: the text holds no whitespace or control character (`Text.plain`), so only the
+    length is judged: no pattern runs over millions of cells."""
     size = cell.str.len_bytes()
+    bad = size == 0
+    if not plain:
+        bad = bad | cell.str.contains(_NOT_IN_TEXT_ID)
     return (
         pl.when(size > MAX_TEXT_ID)
         .then(pl.lit(str(Code.ID_TOO_LONG)))
-        .when((size == 0) | cell.str.contains(_NOT_IN_TEXT_ID))
+        .when(bad)
         .then(pl.lit(str(Code.INVALID_ID)))
     )
 
 
-def bad_texts(frame: pl.DataFrame, name: str) -> dict[Code, pl.Series]:
+def bad_texts(frame: pl.DataFrame, name: str, plain: bool = False) -> dict[Code, pl.Series]:
     """Which cells of a text id column break its rules, by code (`text_code`)."""
-    code = frame.select(text_code(pl.col(name))).to_series()
+    code = frame.select(text_code(pl.col(name), plain)).to_series()
     return {c: code.eq_missing(str(c)) for c in (Code.INVALID_ID, Code.ID_TOO_LONG)}
 
 
@@ -239,12 +244,15 @@ def apply_ranges(
     unit: Unit,
     problems: list[Problem],
     clues: Clues | None = None,
+    *,
+    plain: bool = False,
 ) -> Table:
     """Range rules on typed values (negative ids, ranks outside 1..k, unknown stages): the
     offending cells become null, so later rules see only values that are valid. Stages
     become the names of `Stage`; the user, item and rank columns take their internal names.
     `clues` are those of `parse_cells` (by default: each row of `frame` is a row of cells);
-    ranks counted from 0 are added to them, and the problems get the hints they give."""
+    ranks counted from 0 are added to them, and the problems get the hints they give.
+    `plain`: as for `text_code`."""
     found = list(problems)
     clues = Clues(rows=frame.height) if clues is None else clues
     checks: dict[str, pl.Expr] = {}
@@ -258,7 +266,7 @@ def apply_ranges(
         if kind == "id":
             checks[name] = col < 0
         elif kind == "text":
-            checks[name] = text_code(col).is_not_null()
+            checks[name] = text_code(col, plain).is_not_null()
         elif kind == "rank":
             checks[name] = (col < 1) | (col > spec.competition.k)
         elif kind == "grade":
@@ -282,7 +290,7 @@ def apply_ranges(
                 zero_users, zero_rows = zero_based(frame, spec.user, name, spec.competition.k)
                 clues = clues + Clues(zero_users=zero_users, zero_rows=zero_rows)
             mask = flags.get_column(name)
-            codes = bad_texts(frame, name) if kind == "text" else {CODE[kind]: mask}
+            codes = bad_texts(frame, name, plain) if kind == "text" else {CODE[kind]: mask}
             for code, where in codes.items():
                 if not where.any():
                     continue

@@ -80,7 +80,7 @@ def _typed(
     frame, holes = read
     del read  # the rows are let go as soon as they are filtered below
     if not holes.any():
-        return apply_ranges(file, frame, kinds, spec, "line", [])
+        return apply_ranges(file, frame, kinds, spec, "line", [], plain=text.plain)
     if holes.sum() * 8 > holes.len():
         return None
     lines = (holes.arg_true().cast(pl.Int64) + 2).alias("line")  # the text's own numbers
@@ -90,7 +90,7 @@ def _typed(
     frame = frame.filter(~holes)
     clues = Clues(rows=frame.height) + clues
     frame = frame.merge_sorted(patched, key="line")  # both in line order
-    return apply_ranges(file, frame, kinds, spec, "line", [*issues, *bad], clues)
+    return apply_ranges(file, frame, kinds, spec, "line", [*issues, *bad], clues, plain=text.plain)
 
 
 def _diagnose(
@@ -99,7 +99,7 @@ def _diagnose(
     """The careful path: every physical line, every field as text, every cell judged."""
     cells, issues = text_cells(file, text, list(kinds), limits, careful=careful)
     typed, bad, clues = parse_cells(file, cells, kinds, spec, "line")
-    return apply_ranges(file, typed, kinds, spec, "line", [*issues, *bad], clues)
+    return apply_ranges(file, typed, kinds, spec, "line", [*issues, *bad], clues, plain=text.plain)
 
 
 def _integral(column: pl.Series) -> bool:

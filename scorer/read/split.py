@@ -61,6 +61,7 @@ class Parts:
             lenient=misreadable(body.encode()) or data.count(b'"') % 2 == 1,
             quoted=b'"' in data,
             numbers=lines.get_column("line"),
+            plain=self.text.plain,  # its lines are some of the file's
         )
         if wide.is_wide(text.header, self.spec):
             return wide.from_text(self.file, text, self.spec, limits)

@@ -41,6 +41,9 @@ class Text:
     #: For a part of a file (`scorer.read.split`): the file's line number of each line below
     #: the header, which holds no blank line. None for a whole file: its own numbering.
     numbers: pl.Series | None = None
+    #: Whether the bytes hold no space, tab, control character or non-ASCII byte outside the
+    #: line ends: then no cell holds whitespace, and text ids are judged by length alone.
+    plain: bool = False
 
     @property
     def rows(self) -> int:
@@ -63,6 +66,7 @@ def scan_text(
     quotes = 0
     bare = 0  # carriage returns not followed by a newline: line ends of old Mac files
     lenient = False
+    plain = True
     maybe_long = False
     last = b""
     head = b""
@@ -70,8 +74,12 @@ def scan_text(
     for chunk in _chunks(content):
         if not head:
             head = chunk[: limits.max_line_bytes + 4]
-        newline = np.frombuffer(chunk, np.uint8) == _NEWLINE
+        data = np.frombuffer(chunk, np.uint8)
+        newline = data == _NEWLINE
         lines += int(np.count_nonzero(newline))
+        if plain and data.size:  # two reductions: every byte below '!' is a line end
+            ends = int(np.count_nonzero(newline)) + chunk.count(b"\r")
+            plain = int(data.max()) < 0x7F and int(np.count_nonzero(data < 0x21)) == ends
         whole = len(chunk) // block * block
         maybe_long = maybe_long or not newline[:whole].reshape(-1, block).any(axis=1).all()
         lenient = lenient or misreadable(chunk)
@@ -130,6 +138,7 @@ def scan_text(
         quoted=quotes > 0,
         long_count=len(spans),
         long_lines=tuple((line, end - start) for line, start, end in spans[:5]),
+        plain=plain,
     )
 
 

@@ -57,7 +57,7 @@ def from_text(file: str, text: Text, spec: Spec, limits: Limits, *, careful: boo
         careful=careful,
     )
     cells = cells.with_columns(_tokens(pl.col(spec.competition.columns.list)))
-    return _to_long(file, cells, spec, "line", limits, problems)
+    return _to_long(file, cells, spec, "line", limits, problems, plain=text.plain)
 
 
 def check(file: str, text: Text, spec: Spec) -> None:
@@ -135,9 +135,12 @@ def _to_long(
     unit: Unit,
     limits: Limits,
     problems: list[Problem],
+    *,
+    plain: bool = False,
 ) -> Table:
     """One row a listed id: the user and each id judged by the long layout's rules, rank =
-    position. `cells` holds line, the user (text), the list (of text) and any extras."""
+    position. `cells` holds line, the user (text), the list (of text) and any extras.
+    `plain`: as for `apply_ranges`."""
     user, ids = spec.user, spec.competition.columns.list
     total = int(cells.select(pl.col(ids).list.len().sum()).item() or 0)
     items = f"{spec.competition.words.item}s"
@@ -148,7 +151,7 @@ def _to_long(
     )
     found = [*problems, *found]
     if spec.user_kind == "text":  # as `apply_ranges` judges a long file's text ids
-        for code, mask in bad_texts(users, user).items():
+        for code, mask in bad_texts(users, user, plain).items():
             rows = users.filter(mask)
             if not rows.height:
                 continue
@@ -171,7 +174,7 @@ def _to_long(
             # As in the long format: digits, perhaps after a '+' ('-1' is not an id); a text
             # id as written (a list's ids are never empty).
             (
-                pl.when(text_code(token).is_null()).then(token)
+                pl.when(text_code(token, plain).is_null()).then(token)
                 if spec.item_kind == "text"
                 else integer(token).cast(pl.Int64)
             ).alias(ITEM)
@@ -180,7 +183,7 @@ def _to_long(
     listed = pl.col("position").is_not_null()
     bad = rows.filter(listed & pl.col(ITEM).is_null())
     if bad.height:
-        why = text_code(token) if spec.item_kind == "text" else pl.lit(None, pl.String)
+        why = text_code(token, plain) if spec.item_kind == "text" else pl.lit(None, pl.String)
         bad = bad.with_columns(why.fill_null(str(Code.INVALID_ID)).alias("_code"))
         for (code,), some in bad.group_by("_code", maintain_order=True):
             found.append(
