@@ -156,6 +156,7 @@ name = "H&M-style"
 k = 12
 metric = "map"
 rows = "at_most"
+empty_users = "exclude"
 
 [columns]
 user = "customer_id"

@@ -3,8 +3,8 @@ for the lost-items competition, or any metric, k and columns a `Competition` nam
 
 from __future__ import annotations
 
-from scorer.api import score, validate
-from scorer.competition import LOST_ITEMS, Competition, Metric, Rows
+from scorer.api import Validation, score, validate
+from scorer.competition import LOST_ITEMS, Competition, EmptyUsers, Metric, Rows
 from scorer.contract import Solution, read_solution, read_targets
 from scorer.errors import Code, HostError, Issue, Problem, Report, ScorerError, SubmissionError
 from scorer.read import Limits
@@ -15,6 +15,7 @@ __all__ = [
     "LOST_ITEMS",
     "Code",
     "Competition",
+    "EmptyUsers",
     "HostError",
     "Issue",
     "Limits",
@@ -28,6 +29,7 @@ __all__ = [
     "Solution",
     "SplitScore",
     "SubmissionError",
+    "Validation",
     "__version__",
     "read_solution",
     "read_targets",

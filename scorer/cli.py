@@ -9,8 +9,10 @@ from typing import Annotated, Any
 
 import typer
 
+from scorer.api import Validation
 from scorer.api import score as score_submission
 from scorer.api import validate as validate_submission
+from scorer.competition import EmptyUsers
 from scorer.errors import FileSystemError, UsageError, size
 from scorer.leaderboard.cli import board_app
 from scorer.ndcg_json import ndcg_json
@@ -19,9 +21,10 @@ from scorer.platforms.cli import platforms_app
 from scorer.prepared import PreparedInfo
 from scorer.prepared import prepare as prepare_solution
 from scorer.read import DEFAULT_LIMITS, Limits
+from scorer.read.files import READABLE
 from scorer.schemas import COMMANDS
 from scorer.schemas import schema as schema_of
-from scorer.scoring import NoLost, ScoreResult
+from scorer.scoring import ScoreResult
 from scorer.shell import (
     HOST,
     REJECTED,
@@ -70,7 +73,7 @@ def _main(
 
 Submission = Annotated[
     Path,
-    typer.Argument(metavar="SUBMISSION", help="Submission file: .csv, .csv.gz, .parquet or .zip."),
+    typer.Argument(metavar="SUBMISSION", help=f"Submission file: {READABLE}."),
 ]
 
 
@@ -119,6 +122,15 @@ MaxLine = Annotated[
         "Longest line of a CSV file.",
     ),
 ]
+#: `--no-lost`: an override of the competition's `empty_users` (None: the spec's rule).
+NoLostOption = Annotated[
+    EmptyUsers | None,
+    typer.Option(
+        show_default=False,
+        help="How a target user with no relevant item counts; overrides the competition's "
+        "empty_users (default: its rule; lost items: zero).",
+    ),
+]
 Parts = Annotated[
     int | None,
     typer.Option(
@@ -146,7 +158,9 @@ def _limits(
 @app.command()
 def score(
     submission: Submission,
-    solution: Annotated[Path, typer.Option(metavar="FILE", help="The organiser's solution file.")],
+    solution: Annotated[
+        Path, typer.Option(metavar="FILE", help=f"The organiser's solution file: {READABLE}.")
+    ],
     as_json: Json = False,
     per_user: Annotated[
         Path | None,
@@ -154,9 +168,7 @@ def score(
             metavar="FILE", help="Write the per-user table here (.csv, .csv.gz or .parquet)."
         ),
     ] = None,
-    no_lost: Annotated[
-        NoLost, typer.Option(help="How a target user with no lost pairs counts.")
-    ] = NoLost.ZERO,
+    no_lost: NoLostOption = None,
     max_bytes: MaxBytes = DEFAULT_LIMITS.max_file_bytes,
     max_decompressed: MaxDecompressed = DEFAULT_LIMITS.max_decompressed_bytes,
     max_rows: MaxRows = DEFAULT_LIMITS.max_rows,
@@ -213,7 +225,8 @@ def _score_table(result: ScoreResult) -> str:
 def validate(
     submission: Submission,
     targets: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="The target users (one user column).")
+        Path | None,
+        typer.Option(metavar="FILE", help=f"The target users (one user column): {READABLE}."),
     ] = None,
     solution: Annotated[
         Path | None,
@@ -234,7 +247,7 @@ def validate(
     run it before every upload."""
     limits = _limits(max_bytes, max_decompressed, max_rows, max_line, max_memory)
 
-    def run() -> int:
+    def run() -> Validation:
         rules = competition_of(competition)
         if (targets is None) == (solution is None):
             raise UsageError("give exactly one of --targets or --solution")
@@ -248,7 +261,7 @@ def validate(
         )
 
     with guarded("validate", as_json):
-        rows = run()
+        rows = run().rows
     if as_json:
         emit("validate", {"file": submission.name, "rows": rows})
     else:
@@ -259,9 +272,7 @@ def validate(
 def prepare(
     solution: Annotated[
         Path,
-        typer.Argument(
-            metavar="SOLUTION", help="The organiser's solution: .csv, .csv.gz or .parquet."
-        ),
+        typer.Argument(metavar="SOLUTION", help=f"The organiser's solution: {READABLE}."),
     ],
     out: Annotated[Path, typer.Option(metavar="FILE", help="The prepared file to write.")],
     as_json: Json = False,
@@ -304,8 +315,8 @@ def ndcg(
     ],
 ) -> None:
     """Score one list ranked by predicted scores. Reads {"y_true": [...], "y_score": [...],
-    "K": k} and prints {"dcg": …, "idcg": …, "ndcg": …} rounded to 6 decimals. Exit 1 for
-    malformed input, 2 for a file that cannot be read."""
+    "K": k} ("k" is taken too, not both) and prints {"dcg": …, "idcg": …, "ndcg": …} rounded
+    to 6 decimals. Exit 1 for malformed input, 2 for a file that cannot be read."""
     try:
         text = _ndcg_input(source)
     except OSError as exc:
@@ -334,18 +345,22 @@ def _one_line(exc: BaseException) -> str:
 @app.command()
 def schema(
     command: Annotated[
-        str,
+        list[str],
         typer.Argument(
             metavar="COMMAND",
-            help=f"The command whose --json output it describes: {', '.join(COMMANDS)}.",
+            help=f"The command whose --json output it describes: {', '.join(COMMANDS)} "
+            "(as typed after `scorer`; `leaderboard-score` is taken too).",
         ),
     ],
 ) -> None:
     """Print the JSON Schema of a command's --json output (draft 2020-12)."""
-    name = command.replace("-", " ")
+    # `scorer schema leaderboard score` as the command is typed, quoted or not, or joined by
+    # a hyphen as the schema's file is named.
+    name = " ".join(" ".join(command).replace("-", " ").split())
     if name not in COMMANDS:
         typer.echo(
-            f"Error: no JSON output for {command!r}; expected one of {', '.join(COMMANDS)}",
+            f"Error: no JSON output for {' '.join(command)!r}; expected one of "
+            f"{', '.join(COMMANDS)}",
             err=True,
         )
         raise typer.Exit(HOST)

@@ -2,9 +2,10 @@
 
 A `Competition` says how many items a user's list holds (`k`), which metric ranks the
 leaderboard, what the files' columns are called, how many rows a user may have, how the
-solution names its splits and whether relevance is graded. Every module takes one as a
-parameter; `LOST_ITEMS`, the first competition, is the default everywhere. A spec is read from
-a TOML file by `Competition.load` (see task.md, "Other competitions").
+solution names its splits, whether relevance is graded and how a user with nothing relevant
+counts. Every module takes one as a parameter; `LOST_ITEMS`, the first competition, is the
+default everywhere. A spec is read from a TOML file by `Competition.load` (see task.md, "Other
+competitions").
 """
 
 from __future__ import annotations
@@ -67,6 +68,28 @@ class IdKind(StrEnum):
 
     INTEGER = "integer"
     TEXT = "text"
+
+
+class EmptyUsers(StrEnum):
+    """How a target user with no relevant item counts (IDCG = 0, so no ranking can score it).
+
+    `zero`: the formula's own rule, every metric 0, and the user counts in every mean (lost
+    items' rule: every target user weighs the same, and a submission gains nothing from such
+    users). `exclude`: the user is left out of every mean and of the per-user table (Kaggle's
+    H&M MAP@12: "customers that did not make any purchase ... are excluded from the scoring").
+    """
+
+    ZERO = "zero"
+    EXCLUDE = "exclude"
+
+    @classmethod
+    def of(cls, value: EmptyUsers | str, key: str = "no_lost") -> EmptyUsers:
+        """The rule a name gives; a `UsageError` naming `key` for any other name."""
+        try:
+            return cls(value)
+        except ValueError:
+            names = ", ".join(rule.value for rule in cls)
+            raise UsageError(f"{key} = {value!r}; expected one of {names}") from None
 
 
 class Split(StrEnum):
@@ -155,6 +178,8 @@ class Competition:
     metric: Metric = Metric.NDCG
     rows: Rows = Rows.EXACTLY
     relevance: Relevance = Relevance.GRADED
+    #: How users of the solution with no relevant item count; `--no-lost` overrides it.
+    empty_users: EmptyUsers = EmptyUsers.ZERO
     columns: Columns = field(default_factory=Columns)
     ids: Ids = field(default_factory=Ids)
     splits: Splits = field(default_factory=Splits)
@@ -224,7 +249,14 @@ class Competition:
             "splits": Splits,
             "words": Words,
         }
-        scalars = {"name": str, "k": int, "metric": Metric, "rows": Rows, "relevance": Relevance}
+        scalars = {
+            "name": str,
+            "k": int,
+            "metric": Metric,
+            "rows": Rows,
+            "relevance": Relevance,
+            "empty_users": EmptyUsers,
+        }
         _known(data, [*scalars, *tables], where)
         values: dict[str, Any] = {"words": Words()}
         for key, kind in scalars.items():
@@ -294,7 +326,13 @@ def _check(spec: Competition) -> None:
     """Rules a spec must keep to: k in range, every column name distinct and non-empty."""
     if type(spec.k) is not int or not 1 <= spec.k <= MAX_K:
         raise UsageError(f"k = {spec.k!r}; expected an integer 1..{MAX_K}")
-    for name, enum in (("metric", Metric), ("rows", Rows), ("relevance", Relevance)):
+    enums: tuple[tuple[str, type[StrEnum]], ...] = (
+        ("metric", Metric),
+        ("rows", Rows),
+        ("relevance", Relevance),
+        ("empty_users", EmptyUsers),
+    )
+    for name, enum in enums:
         # a spec built in Python may name them as text: `Competition(metric="map")`
         object.__setattr__(spec, name, _value(getattr(spec, name), enum, name, "competition"))
     for name in ("user", "item"):  # `Ids(user="text")` too

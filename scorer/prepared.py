@@ -19,14 +19,14 @@ import stat
 import tempfile
 import time
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
 import polars as pl
 
 import scorer.version as version
-from scorer.competition import ITEM, LOST_ITEMS, USER, Competition, IdKind
+from scorer.competition import ITEM, LOST_ITEMS, USER, Competition, EmptyUsers, IdKind
 from scorer.contract import Codes, Role, Solution, read_solution, reading
 from scorer.errors import Code, FileSystemError, HostError, ScorerError, UsageError, single
 from scorer.read import (
@@ -91,8 +91,10 @@ class PreparedInfo:
 
 def _key(competition: Competition) -> str:
     """sha256 of the competition's key under this scorer's version: what a prepared solution
-    was checked by, and is valid for only (a hash keeps `prepared.json` short)."""
-    text = competition.fingerprint(scorer_version=version.__version__)
+    was checked by, and is valid for only (a hash keeps `prepared.json` short). The
+    empty-user rule is left out: it weighs the scores, not what a solution holds."""
+    rules = replace(competition, empty_users=EmptyUsers.ZERO)
+    text = rules.fingerprint(scorer_version=version.__version__)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

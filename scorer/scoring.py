@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from fractions import Fraction
 from functools import cache
 from itertools import accumulate
@@ -14,9 +13,17 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scorer.competition import LOST_ITEMS, RANK, USER, Competition, Metric, Split, Stage
+from scorer.competition import (
+    LOST_ITEMS,
+    RANK,
+    USER,
+    Competition,
+    EmptyUsers,
+    Metric,
+    Split,
+    Stage,
+)
 from scorer.contract import Solution, check_against
-from scorer.errors import UsageError
 from scorer.metrics import discounts
 from scorer.read import Table
 
@@ -26,25 +33,8 @@ from scorer.read import Table
 MASK_MAX_K = 20
 
 
-class NoLost(StrEnum):
-    """How a target user with no lost pairs counts (IDCG = 0, so no ranking can score).
-
-    `zero`: the formula's own rule, NDCG = 0, and the user counts in every mean (default: every
-    target user weighs the same, and a submission cannot profit from such users).
-    `exclude`: the user is left out of every mean and of the per-user table.
-    """
-
-    ZERO = "zero"
-    EXCLUDE = "exclude"
-
-    @classmethod
-    def of(cls, value: NoLost | str) -> NoLost:
-        """The policy a name gives; a `UsageError` for any other name."""
-        try:
-            return cls(value)
-        except ValueError:
-            names = ", ".join(policy.value for policy in cls)
-            raise UsageError(f"no_lost = {value!r}; expected one of {names}") from None
+#: The empty-user rule's former name, kept for callers: the same enum, not a second one.
+NoLost = EmptyUsers
 
 
 @dataclass(frozen=True)
@@ -77,7 +67,8 @@ class ScoreResult:
     splits: Mapping[Split, SplitScore | None]
     #: Left out of the repr: a million users' rows are no summary.
     per_user: pl.DataFrame = field(repr=False)
-    no_lost: NoLost
+    #: The empty-user rule applied: the competition's, or the caller's override.
+    no_lost: EmptyUsers
     ignored: int
     competition: Competition = LOST_ITEMS
     #: How many parts the files were scored in (1: whole).
@@ -123,7 +114,7 @@ class ScoreResult:
         }
 
 
-def per_user(ranked: pl.DataFrame, solution: Solution, no_lost: NoLost) -> pl.DataFrame:
+def per_user(ranked: pl.DataFrame, solution: Solution, no_lost: EmptyUsers) -> pl.DataFrame:
     """Every metric of every scored user, from one join of the submission's `ranked` rows
     (as `check_submission` returns them: keyed by pair) with the lost pairs.
 
@@ -143,7 +134,7 @@ def per_user(ranked: pl.DataFrame, solution: Solution, no_lost: NoLost) -> pl.Da
         pl.col("stage").is_null() | (pl.col("stage") != str(Stage.IGNORED))
     )
     every = list(range(k + 1))  # the possible numbers of hits, and of ranks
-    if no_lost is NoLost.EXCLUDE:
+    if no_lost is EmptyUsers.EXCLUDE:
         users = users.filter(pl.col("n_relevant") > 0)
     relevant = pl.col("n_relevant")
     n_hits = pl.col("hits").fill_null(0)
@@ -291,7 +282,7 @@ def _idcg(solution: Solution) -> pl.DataFrame:
 PartScores = tuple[pl.DataFrame, int, bool]
 
 
-def part_scores(truth: Solution, table: Table, no_lost: NoLost) -> PartScores:
+def part_scores(truth: Solution, table: Table, no_lost: EmptyUsers) -> PartScores:
     """Check one part of a submission against its part of the solution, and score it; its
     users as the files write them (text ids are numbered only while scored)."""
     users = per_user(check_against(table, truth), truth, no_lost)
@@ -300,7 +291,7 @@ def part_scores(truth: Solution, table: Table, no_lost: NoLost) -> PartScores:
     return users, ignored(truth), truth.has_split
 
 
-def combined(done: list[PartScores], no_lost: NoLost, competition: Competition) -> ScoreResult:
+def combined(done: list[PartScores], no_lost: EmptyUsers, competition: Competition) -> ScoreResult:
     """The result of a submission scored in parts (one or more): the parts' per-user tables
     in user order, and the exact means over them, the same bits in any number of parts."""
     users = pl.concat([frame for frame, _, _ in done]).sort(USER) if len(done) > 1 else done[0][0]

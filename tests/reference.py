@@ -148,6 +148,8 @@ class Rules:
     items in rank order separated by single spaces); a solution names its users and items as
     the submission does. The solution's split column is the first of `split_columns` it has;
     its values name `public`, `private` and `ignored` users, compared without regard to case.
+    `empty_users` is "zero" (a user with no relevant item scores 0 and counts) or "exclude"
+    (left out of every mean).
     """
 
     k: int = K
@@ -161,6 +163,7 @@ class Rules:
     public: str = "public"
     private: str = "private"
     ignored: str = "ignored"
+    empty_users: str = "zero"
     #: What ids are: "integer" (digits, `0101` is 101) or "text" (matched as written).
     user_ids: str = "integer"
     item_ids: str = "integer"
@@ -190,15 +193,14 @@ class Rules:
 
     @classmethod
     def load(cls, path: Path) -> Rules:
-        """The rules of a competition.toml: top-level k, metric and rows, a [columns] table
-        (user, item, rank, list), an [ids] table (user, item) and a [splits] table (columns,
-        public, private, ignored).
-        What is left out takes the defaults; keys the reference has no use for (name,
-        relevance, words) are skipped."""
+        """The rules of a competition.toml: top-level k, metric, rows and empty_users, a
+        [columns] table (user, item, rank, list), an [ids] table (user, item) and a [splits]
+        table (columns, public, private, ignored). What is left out takes the defaults; keys
+        the reference has no use for (name, relevance, words) are skipped."""
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         columns = data.get("columns", {})
         splits = data.get("splits", {})
-        values = {key: data[key] for key in ("k", "metric", "rows") if key in data}
+        values = {key: data[key] for key in ("k", "metric", "rows", "empty_users") if key in data}
         values |= {key: columns[key] for key in ("user", "item", "rank", "list") if key in columns}
         values |= {key: splits[key] for key in ("public", "private", "ignored") if key in splits}
         values |= {f"{key}_ids": kind for key, kind in data.get("ids", {}).items()}
@@ -252,7 +254,7 @@ def score(submission: Iterable[Row], solution: Iterable[Row], no_lost: str = "ze
 
 
 def score_rules(
-    submission: Iterable[Row], solution: Iterable[Row], rules: Rules, no_lost: str = "zero"
+    submission: Iterable[Row], solution: Iterable[Row], rules: Rules, no_lost: str | None = None
 ) -> Scores:
     """Score a valid submission against a valid solution, both as rows of text cells.
 
@@ -260,8 +262,9 @@ def score_rules(
     Solution: user, item ('' for a user with no lost items), an optional split column (the
     first of `rules.split_columns` present) and an optional `grade` (0..10, default 1). The
     lost items are those with grade > 0. `no_lost` is "zero" (a user without lost items scores
-    0 and counts) or "exclude" (left out).
+    0 and counts), "exclude" (left out) or None (the rules' `empty_users`).
     """
+    no_lost = rules.empty_users if no_lost is None else no_lost
     if no_lost not in ("zero", "exclude"):
         raise ValueError(no_lost)
     stage_of: dict[Id, str | None] = {}

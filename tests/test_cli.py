@@ -8,6 +8,7 @@ import io
 import json
 import subprocess
 import sys
+import zipfile
 from math import log2
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from typer.testing import CliRunner
 
 import scorer
 from scorer.cli import app
+from scorer.read.files import READABLE
 
 runner = CliRunner()
 
@@ -197,6 +199,30 @@ def test_no_lost_exclude_leaves_users_without_lost_pairs_out(files: Path) -> Non
     assert zero["private"] == pytest.approx((PRIVATE + 0.0) / 2, rel=1e-12)
     assert exclude["private"] == pytest.approx(PRIVATE, rel=1e-12)
     assert (zero["users"]["overall"], exclude["users"]["overall"]) == (3, 2)
+
+
+def test_the_specs_empty_user_rule_applies_and_no_lost_overrides_it(files: Path) -> None:
+    """`empty_users = "exclude"` in the TOML is `--no-lost exclude` without the option; an
+    explicit `--no-lost` wins over the spec, either way."""
+    (files / "solution.csv").write_text(SOLUTION + "3,,private\n")
+    (files / "submission.csv").write_text(text(VALID + user_lines(3)))
+    (files / "exclude.toml").write_text('empty_users = "exclude"\n')
+    (files / "zero.toml").write_text('empty_users = "zero"\n')
+    base = ["score", "submission.csv", "--solution", "solution.csv", "--json"]
+
+    def scored(*more: str) -> tuple[int, str, float]:
+        result = runner.invoke(app, [*base, *more])
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.stdout)
+        return data["users"]["overall"], data["no_lost"], data["private"]
+
+    excluded = (2, "exclude", pytest.approx(PRIVATE, rel=1e-12))
+    counted = (3, "zero", pytest.approx((PRIVATE + 0.0) / 2, rel=1e-12))
+    assert scored("--competition", "exclude.toml") == excluded
+    assert scored("--competition", "zero.toml") == counted
+    assert scored("--competition", "exclude.toml", "--no-lost", "zero") == counted
+    assert scored("--competition", "zero.toml", "--no-lost", "exclude") == excluded
+    assert scored() == counted  # lost items' rule
 
 
 # ---------------------------------------------------------------------------------------------
@@ -590,6 +616,15 @@ def test_ndcg_from_stdin() -> None:
     assert (result.exit_code, result.stdout, result.stderr) == (0, EXAMPLE_OUTPUT, "")
 
 
+def test_ndcg_takes_k_as_a_competitions_toml_spells_it() -> None:
+    """`k` (the TOML's key) or `K` (sklearn-style scripts'), one of them: the same list, the
+    same output; a bad value is named as it was given."""
+    lower = runner.invoke(app, ["ndcg", "-"], input=EXAMPLE.replace('"K"', '"k"'))
+    assert (lower.exit_code, lower.stdout, lower.stderr) == (0, EXAMPLE_OUTPUT, "")
+    bad = runner.invoke(app, ["ndcg", '{"y_true": [1], "y_score": [1], "k": 0}'])
+    assert (bad.exit_code, bad.stderr) == (1, "Error: k = 0; expected an integer >= 1\n")
+
+
 def test_ndcg_with_k_beyond_the_list_uses_the_whole_list() -> None:
     whole = runner.invoke(app, ["ndcg", "-"], input=EXAMPLE.replace('"K": 3', '"K": 4'))
     beyond = runner.invoke(app, ["ndcg", "-"], input=EXAMPLE.replace('"K": 3', '"K": 400'))
@@ -612,9 +647,13 @@ MALFORMED = {
         "[1, 2]",
         'Error: expected a JSON object {"y_true": [...], "y_score": [...], "K": k}\n',
     ),
-    "missing-k": ('{"y_true": [1], "y_score": [1]}', "Error: missing field: K\n"),
+    "missing-k": ('{"y_true": [1], "y_score": [1]}', "Error: missing field: K (or k)\n"),
     "missing-two": ('{"K": 1}', "Error: missing fields: y_true, y_score\n"),
-    "extra": (EXAMPLE[:-1] + ', "k": 3}', "Error: unexpected field: k\n"),
+    "extra": (EXAMPLE[:-1] + ', "top": 3}', "Error: unexpected field: top\n"),
+    "both-cutoffs": (
+        EXAMPLE[:-1] + ', "k": 3}',
+        "Error: both K and k given; expected one of them (they name the same cut-off)\n",
+    ),
     "scores-not-a-list": (
         '{"y_true": [1], "y_score": 1, "K": 1}',
         "Error: y_score must be a list, got int\n",
@@ -709,6 +748,46 @@ def test_version_short_help_and_python_m() -> None:
         [sys.executable, "-m", "scorer", "--help"], capture_output=True, text=True, check=False
     )
     assert module.returncode == 0 and "Usage: scorer" in module.stdout
+
+
+@pytest.mark.parametrize(
+    ("command", "options"),
+    [
+        (["score"], ["SUBMISSION", "--solution"]),
+        (["validate"], ["SUBMISSION", "--targets"]),
+        (["prepare"], ["SOLUTION"]),
+        (["leaderboard", "score"], ["--solution"]),
+    ],
+    ids=" ".join,
+)
+def test_help_names_every_format_read(command: list[str], options: list[str]) -> None:
+    """Each file a command reads names the formats the readers take: .zip and a bare .gz or
+    no suffix (read by content) too, in the one wording of `READABLE`."""
+    shown = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "100"})
+    assert shown.exit_code == 0
+    flat = " ".join(shown.stdout.split())
+    assert flat.count(f": {READABLE}.") == len(options)
+    for option in options:
+        assert f"{option} " in flat
+
+
+@pytest.mark.parametrize("name", ["solution.zip", "solution.gz", "solution"])
+def test_a_solution_is_read_in_every_format_the_help_names(files: Path, name: str) -> None:
+    """The help is true: a solution in a zip, or gzip-compressed under a bare .gz or no
+    suffix at all, scores as its CSV does."""
+    (files / "submission.csv").write_text(text(VALID))
+    csv = SOLUTION.encode()
+    if name.endswith(".zip"):
+        with zipfile.ZipFile(files / name, "w") as archive:
+            archive.writestr("solution.csv", csv)
+    else:
+        (files / name).write_bytes(gzip.compress(csv))
+    (files / "plain.csv").write_bytes(csv)
+    args = ["score", "submission.csv", "--json", "--solution"]
+    packed = runner.invoke(app, [*args, name])
+    plain = runner.invoke(app, [*args, "plain.csv"])
+    assert packed.exit_code == plain.exit_code == 0, packed.output
+    assert json.loads(packed.stdout) == json.loads(plain.stdout)
 
 
 @pytest.mark.parametrize(

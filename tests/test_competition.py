@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
@@ -18,7 +19,7 @@ from typer.testing import CliRunner
 import scorer
 from scorer import LOST_ITEMS, Competition, SubmissionError
 from scorer.cli import app
-from scorer.competition import ITEM, MAX_K, USER, Columns, Metric, Rows
+from scorer.competition import ITEM, MAX_K, USER, Columns, EmptyUsers, Metric, Rows, Split
 from scorer.errors import UsageError
 from scorer.read import to_wide
 from scorer.scoring import MASK_MAX_K
@@ -69,6 +70,17 @@ def test_a_spec_is_read_from_toml() -> None:
     assert next(iter(hm.labels.values())) == "map@12"  # the competition's metric first
     assert hm.fingerprint() != LOST_ITEMS.fingerprint()
     assert Competition.of(hm.to_dict()) == hm  # what a database records reads back
+    assert hm.empty_users is EmptyUsers.EXCLUDE  # Kaggle's H&M rule, stated in the file
+    assert LOST_ITEMS.empty_users is Competition.of({}).empty_users is EmptyUsers.ZERO
+
+
+def test_the_empty_user_rule_is_part_of_the_fingerprint() -> None:
+    """A leaderboard's verdicts and a run's key follow the rule: another rule, another key."""
+    excluding = replace(LOST_ITEMS, empty_users=EmptyUsers.EXCLUDE)
+    assert excluding.fingerprint() != LOST_ITEMS.fingerprint()
+    assert json.loads(excluding.fingerprint())["competition"]["empty_users"] == "exclude"
+    assert Competition(empty_users="exclude") == excluding  # named as text in Python too
+    assert scorer.NoLost is EmptyUsers  # the former name: one enum, not two
 
 
 @pytest.mark.parametrize(
@@ -81,6 +93,7 @@ def test_a_spec_is_read_from_toml() -> None:
         ("k = '12'\n", "k = '12'; expected an integer"),
         ("metric = 'auc'\n", "metric = 'auc'; expected one of 'ndcg', 'recall'"),
         ("rows = 'some'\n", "rows = 'some'; expected one of 'exactly', 'at_most'"),
+        ("empty_users = 'drop'\n", "empty_users = 'drop'; expected one of 'zero', 'exclude'"),
         ("columns = 3\n", "[columns] must be a table"),
         ("[columns]\nuser = 'rank'\n", "column names must differ"),
         # a header naming the rank (or item) column is of the long layout: never wide
@@ -142,9 +155,33 @@ def test_the_hm_competition_scores_as_the_reference() -> None:
         assert data[split] == pytest.approx(means["map"], abs=1e-12)
 
 
+def test_the_hm_score_is_kaggles_customers_with_no_purchase_left_out() -> None:
+    """data/hm states Kaggle's rule (`empty_users = "exclude"`): 248 of its 300 customers
+    bought something and are scored; `no_lost="zero"` overrides the spec and counts all."""
+    hm = Competition.load(HM / "competition.toml")
+    entry, truth = HM / "sample_submission.csv", HM / "solution.csv"
+    kaggle = scorer.score(entry, truth, competition=hm)
+    assert kaggle.no_lost is EmptyUsers.EXCLUDE
+    assert kaggle.splits[Split.OVERALL] is not None
+    assert kaggle.splits[Split.OVERALL].users == 248
+    assert round(kaggle.overall, 6) == 0.182559
+    assert (round(kaggle.public or 0, 6), round(kaggle.private or 0, 6)) == (0.165116, 0.200001)
+    counted = scorer.score(entry, truth, competition=hm, no_lost="zero")
+    assert counted.no_lost is EmptyUsers.ZERO
+    assert round(counted.overall, 6) == 0.150915  # every customer, the empty ones as 0
+    # the same mean over the same per-user values: the empty customers add 0 and 52 users
+    assert counted.overall * 300 == pytest.approx(kaggle.overall * 248, rel=1e-12)
+    # a solution read under one rule is scored under another: reading does not use it
+    read = scorer.read_solution(truth, competition=replace(hm, empty_users=EmptyUsers.ZERO))
+    assert scorer.score(entry, read, competition=hm).to_dict() == kaggle.to_dict()
+    assert scorer.score(entry, read).overall == counted.overall  # the solution's own rules
+
+
 def test_the_hm_sample_is_valid_against_its_targets() -> None:
     hm = Competition.load(HM / "competition.toml")
-    rows = scorer.validate(HM / "sample_submission.csv", targets=HM / "targets.csv", competition=hm)
+    rows = scorer.validate(
+        HM / "sample_submission.csv", targets=HM / "targets.csv", competition=hm
+    ).rows
     lines = (HM / "sample_submission.csv").read_text().splitlines()[1:]
     assert rows == sum(len(line.split(",")[1].split()) for line in lines)  # ranked items
     assert any(not line.split(",")[1] for line in lines)  # empty lists among them
@@ -378,7 +415,10 @@ def test_the_per_user_scores_name_the_user_as_the_competitions_files_do(tmp_path
     assert sorted(header) == sorted(["customer_id", "stage", "n_relevant", "hits", *metrics])
     frame = scorer.score(HM / "sample_submission.csv", HM / "solution.csv", competition=HM_SPEC)
     assert frame.per_user.columns[0] == "customer_id"
-    assert frame.per_user.height == 300
+    # one row a customer who bought something: data/hm leaves the others out (empty_users)
+    solution = pl.read_csv(HM / "solution.csv")
+    bought = solution.filter(pl.col("article_id").is_not_null()).get_column("customer_id")
+    assert frame.per_user.height == bought.n_unique() == 248
     lost = scorer.score(ROOT / "data/sample_submission.csv", ROOT / "data/solution.csv")
     assert lost.per_user.columns[0] == "user_id"  # lost items' own column
 

@@ -3,6 +3,7 @@ screen against the reference validator."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import io
 import re
@@ -97,15 +98,32 @@ def write(tmp_path: Path) -> Callable[..., Path]:
 
 def test_a_valid_file_passes_and_returns_its_row_count(write: Callable[..., Path]) -> None:
     path = write(text(valid_lines()))
-    assert scorer.validate(path, targets=targets_frame()) == 60
-    assert scorer.validate(path, solution=solution_frame()) == 60
+    assert scorer.validate(path, targets=targets_frame()).rows == 60
+    assert scorer.validate(path, solution=solution_frame()).rows == 60
+
+
+def test_validate_returns_what_it_checked(write: Callable[..., Path]) -> None:
+    """A small frozen value: the ranked items, the target users and the rules kept; its repr
+    names the competition, not the spec's every field."""
+    path = write(text(valid_lines()))
+    checked = scorer.validate(path, targets=targets_frame())
+    assert checked == scorer.Validation(
+        rows=20 * len(TARGETS), users=len(TARGETS), competition=LOST_ITEMS
+    )
+    assert repr(checked) == "Validation(rows=60, users=3, competition='lost items')"
+    assert scorer.validate(path, solution=solution_frame()) == checked
+    targets = path.with_name("targets.csv")
+    targets_frame().write_csv(targets)
+    assert scorer.validate(path, targets=targets, parts=3) == checked  # summed over the parts
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        checked.rows = 0  # type: ignore[misc]
 
 
 def test_row_and_column_order_do_not_matter(write: Callable[..., Path]) -> None:
     lines = valid_lines()[::-1]
     swapped = [",".join(reversed(line.split(","))) for line in lines]
     path = write(text(swapped, header="rank,edition_id,user_id"))
-    assert scorer.validate(path, targets=targets_frame()) == 60
+    assert scorer.validate(path, targets=targets_frame()).rows == 60
 
 
 def test_an_excel_file_is_the_same_data(write: Callable[..., Path]) -> None:
@@ -131,8 +149,8 @@ def test_gzip_and_parquet_files_are_read_by_their_suffix(write: Callable[..., Pa
 
 def test_polars_and_pandas_frames_are_accepted() -> None:
     frame = pl.read_csv(text(valid_lines()).encode())
-    assert scorer.validate(frame, targets=targets_frame()) == 60
-    assert scorer.validate(frame.to_pandas(), targets=targets_frame().to_pandas()) == 60
+    assert scorer.validate(frame, targets=targets_frame()).rows == 60
+    assert scorer.validate(frame.to_pandas(), targets=targets_frame().to_pandas()).rows == 60
 
 
 # ---------------------------------------------------------------------------------------------

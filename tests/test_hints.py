@@ -419,7 +419,7 @@ def test_cli_shows_the_excel_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_a_zip_archive(sample: pd.DataFrame, tmp_path: Path) -> None:
     sample.to_csv(tmp_path / "submission.zip", index=False)  # pandas zips a .zip name: read
-    assert scorer.validate(tmp_path / "submission.zip", targets=TARGETS) == len(sample)
+    assert scorer.validate(tmp_path / "submission.zip", targets=TARGETS).rows == len(sample)
     sample.to_csv(tmp_path / "submission.csv", index=False, compression="zip")
     report = report_of(tmp_path / "submission.csv")
     assert found(report) == {"file_format": (1, ZIP)}

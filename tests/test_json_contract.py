@@ -60,6 +60,24 @@ def test_scorer_schema_prints_a_command_schema() -> None:
     assert "no JSON output for 'ndcg'" in unknown.stderr
 
 
+def test_scorer_schema_takes_a_two_word_command_as_typed() -> None:
+    """`scorer schema leaderboard score`, unquoted as task.md writes it, is the command's
+    schema; so are the quoted and the hyphenated spellings. Words that name no command are
+    refused, named as given."""
+    for words in (["leaderboard", "score"], ["leaderboard", "show"]):
+        result = runner.invoke(app, ["schema", *words])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout) == schema(" ".join(words))
+        assert runner.invoke(app, ["schema", "-".join(words)]).stdout == result.stdout
+    for words in (["leaderboard"], ["leaderboard", "demo"], ["score", "validate"]):
+        refused = runner.invoke(app, ["schema", *words])
+        assert refused.exit_code == 2
+        assert refused.stderr == (
+            f"Error: no JSON output for {' '.join(words)!r}; expected one of score, validate, "
+            "prepare, leaderboard score, leaderboard show\n"
+        )
+
+
 SCORE = ["score", DATA / "sample_submission.csv", "--solution", DATA / "solution.csv"]
 BROKEN = DATA / "broken" / "several_problems.csv"
 

@@ -7,6 +7,7 @@ import os
 import shutil
 import sqlite3
 import threading
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import polars as pl
 import pytest
 
 import scorer
-from scorer.competition import Split
+from scorer.competition import LOST_ITEMS, EmptyUsers, Split
 from scorer.errors import MAX_EXAMPLES, Failure, HostError, Report, UsageError, error_object
 from scorer.leaderboard import batch, worker
 from scorer.leaderboard.boards import Phase, Pick, load
@@ -116,7 +117,7 @@ def test_changed_file_is_the_only_one_rescored(copy: Path) -> None:
     assert [o.path for o in result.outcomes if not o.cached] == ["submissions/golf/worse.csv"]
 
 
-@pytest.mark.parametrize("change", ["solution", "version", "option"])
+@pytest.mark.parametrize("change", ["solution", "version", "option", "spec"])
 def test_a_rule_change_rescores_everything(
     copy: Path, monkeypatch: pytest.MonkeyPatch, change: str
 ) -> None:
@@ -126,12 +127,44 @@ def test_a_rule_change_rescores_everything(
         frame.reverse().write_csv(copy / "solution.csv")
     elif change == "version":
         monkeypatch.setattr(batch, "__version__", "99.0")
-    else:
+    elif change == "option":
         options["no_lost"] = "exclude"
+    else:  # the spec's own empty-user rule, no option given
+        options["competition"] = replace(LOST_ITEMS, empty_users=EmptyUsers.EXCLUDE)
     result = run(copy, **options)
     assert result.counts["cached"] == 0
     assert result.counts["scored"] == SCORED
     assert result.counts["rejected"] == len(REJECTED)
+
+
+def test_the_specs_empty_user_rule_scores_as_the_option_and_the_option_wins(
+    copy: Path,
+) -> None:
+    """A leaderboard applies the competition's `empty_users` when `no_lost` is not given,
+    and an explicit `no_lost` over it; each run is keyed by the rule it applied."""
+    excluding = replace(LOST_ITEMS, empty_users=EmptyUsers.EXCLUDE)
+    solution = pl.read_csv(copy / "solution.csv")
+    first = solution.item(0, "user_id")  # loses its pairs: a user the rule decides for
+    empty = solution.filter(pl.col("user_id") == first).head(1)
+    empty = empty.with_columns(pl.lit(None, pl.Int64).alias("edition_id"))
+    pl.concat([empty, solution.filter(pl.col("user_id") != first)]).write_csv(copy / "solution.csv")
+
+    def scores(**options: Any) -> tuple[dict[str, Any], str]:
+        result = run(copy, **options)
+        with sqlite3.connect(copy / "board.db") as db:
+            (config,) = db.execute(
+                "SELECT config FROM fingerprints ORDER BY rowid DESC LIMIT 1"
+            ).fetchone()
+        figures = {o.path: o.public for o in result.outcomes}
+        return figures, json.loads(config)["no_lost"]
+
+    by_option, rule = scores(no_lost="exclude")
+    assert rule == "exclude"
+    by_spec, rule = scores(competition=excluding)
+    assert (by_spec, rule) == (by_option, "exclude")
+    counted, rule = scores(competition=excluding, no_lost="zero")
+    assert rule == "zero"
+    assert counted == scores()[0] != by_spec  # lost items' rule, given or the default
 
 
 def test_a_file_dropped_from_the_log_leaves_the_database(copy: Path) -> None:

@@ -129,6 +129,32 @@ def test_issue3_ranking_by_scores_example() -> None:
     )
 
 
+def test_sklearn_ndcg_score_differs_on_the_docs_example_by_its_gain_and_its_ties() -> None:
+    """task.md, "Against other implementations": on examples.md's list sklearn's `ndcg_score`
+    gives 0.657501 where `scorer ndcg` gives 0.69202. Both take the ideal from the given
+    items' grades; sklearn differs in two things, each measured here on its own: its gain is
+    the grade itself (ours 2**g - 1), and it averages the gains of tied scores (the two 0.8)
+    where we keep the listed order. Give sklearn our gains and our order and it agrees."""
+    sklearn = pytest.importorskip(
+        "sklearn.metrics", reason="scikit-learn is not installed: pip install scikit-learn"
+    )
+    y_true, y_score, k = [3, 2, 0, 1], [0.2, 0.8, 0.8, 0.1], 3
+    ours = ndcg_from_scores(y_true, y_score, k)
+    theirs = float(sklearn.ndcg_score([y_true], [y_score], k=k))
+    assert (round(ours.ndcg, 6), round(theirs, 6)) == (0.69202, 0.657501)
+    # sklearn's own: linear gains, the tie at ranks 1-2 averaged ((2 + 0) / 2 at each), the
+    # ideal [3, 2, 1] of the same items
+    tied = (2 + 0) / 2 * (1 / log2(2) + 1 / log2(3)) + 3 / log2(4)
+    assert theirs == pytest.approx(tied / (3 / log2(2) + 2 / log2(3) + 1 / log2(4)), rel=REL)
+    exponential = [gain(g) for g in y_true]
+    in_our_order = [0.2, 0.8 + 1e-9, 0.8, 0.1]  # the tie broken as we break it: listed first
+    assert sklearn.dcg_score([exponential], [exponential], k=k) == pytest.approx(ours.idcg)
+    assert round(float(sklearn.ndcg_score([exponential], [y_score], k=k)), 6) == 0.633081
+    assert round(float(sklearn.ndcg_score([y_true], [in_our_order], k=k)), 6) == 0.735007
+    both = float(sklearn.ndcg_score([exponential], [in_our_order], k=k))
+    assert both == pytest.approx(ours.ndcg, rel=REL)
+
+
 def test_issue2_worked_example_perfect() -> None:
     """Lost {101, 202}; 101 at rank 1, 202 at rank 2."""
     assert ndcg_at_k([1, 1], 20, ideal=[1, 1]) == 1.0

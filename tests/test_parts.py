@@ -162,7 +162,7 @@ def test_a_parquet_file_over_the_memory_budget_is_refused_before_it_is_read(
     assert (
         found.hint == "raise the budget with --max-memory (max_memory in Limits), or use a CSV file"
     )
-    assert scorer.validate(path, targets=TARGETS) > 0  # the default budget reads it
+    assert scorer.validate(path, targets=TARGETS).rows > 0  # the default budget reads it
 
 
 def test_the_cli_takes_a_memory_budget(tmp_path: Path) -> None:
@@ -196,7 +196,7 @@ TARGETS = CORPUS / MANIFEST["targets"]
 def checked(submission: Path, parts: int, **truth: Path) -> dict[str, Any]:
     """Rows checked, or the error's kind and full report."""
     try:
-        return {"rows": scorer.validate(submission, parts=parts, **truth)}
+        return {"rows": scorer.validate(submission, parts=parts, **truth).rows}
     except ScorerError as exc:
         report = getattr(exc, "report", None)
         return {"error": type(exc).__name__, "report": report.to_dict() if report else str(exc)}
@@ -291,7 +291,7 @@ def test_a_file_for_the_careful_reader_is_read_in_parts_when_its_scan_finds_it(
     assert careful.parts == expected > 1
     assert outcome(padded, SOLUTION, limits=budget) == outcome(VALID, SOLUTION, parts=1)
     assert scorer.score(VALID, SOLUTION, limits=budget).parts == 1
-    assert scorer.validate(padded, solution=SOLUTION, limits=budget) == len(rows)
+    assert scorer.validate(padded, solution=SOLUTION, limits=budget).rows == len(rows)
 
 
 @pytest.mark.parametrize("parts", [1, 3])

@@ -11,6 +11,7 @@ import shutil
 import tempfile
 import zipfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from typer.testing import CliRunner
 import scorer
 from scorer import api
 from scorer.cli import app
-from scorer.competition import LOST_ITEMS, Competition
+from scorer.competition import LOST_ITEMS, Competition, EmptyUsers
 from scorer.contract import Solution, read_solution
 from scorer.errors import Code, HostError
 from scorer.prepared import FORMAT_VERSION, is_prepared, load, prepare
@@ -152,7 +153,8 @@ def test_validate_and_the_api_take_a_prepared_solution(tmp_path: Path) -> None:
     again = api.score(DATA / "sample_submission.csv", ready, parts=4)
     assert again.splits == fresh.splits
     assert again.parts == 1  # a prepared solution is read whole: never split
-    assert api.validate(DATA / "sample_submission.csv", solution=ready) == 20_000
+    checked = api.validate(DATA / "sample_submission.csv", solution=ready)
+    assert checked == scorer.Validation(rows=20_000, users=1_000, competition=LOST_ITEMS)
 
 
 def test_a_prepared_file_names_the_user_and_item_as_the_competitions_files_do(
@@ -361,6 +363,22 @@ def test_other_rules_are_refused(ready: Path, tmp_path: Path) -> None:
     )
     with pytest.raises(HostError, match="stale_prepared"):
         load(ready, Competition(k=10))
+
+
+def test_a_prepared_file_holds_under_either_empty_user_rule(tmp_path: Path) -> None:
+    """The rule weighs the scores, not what the solution holds: a file prepared under lost
+    items is taken by a spec that differs in `empty_users` alone, and scores by that rule."""
+    source = tmp_path / "solution.csv"
+    shutil.copy(DATA / "examples" / "no_lost_solution.csv", source)
+    ready = prepared(source)
+    submission = DATA / "examples" / "no_lost_submission.csv"
+    excluding = replace(LOST_ITEMS, empty_users=EmptyUsers.EXCLUDE)
+    assert load(ready, excluding).competition == excluding
+    from_file = scorer.score(submission, ready, competition=excluding)
+    from_csv = scorer.score(submission, source, no_lost="exclude")
+    assert from_file.no_lost is EmptyUsers.EXCLUDE
+    assert from_file.splits == from_csv.splits
+    assert from_file.overall != scorer.score(submission, ready).overall  # the rule counted
 
 
 def test_another_scorer_version_is_refused(ready: Path, monkeypatch: pytest.MonkeyPatch) -> None:

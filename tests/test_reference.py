@@ -22,6 +22,7 @@ HM_RULES = Rules(
     k=12,
     metric="map",
     rows="at_most",
+    empty_users="exclude",
     user="customer_id",
     item="article_id",
     rank="rank",
@@ -111,8 +112,9 @@ def test_a_wide_row_with_an_empty_list_scores_zero_and_counts() -> None:
 
 def test_a_customer_without_lost_items_scores_zero_or_is_left_out() -> None:
     rows, solution = wide({1: "", 2: "11"}), truth({1: [], 2: [11]})
-    assert score_rules(rows, solution, HM_RULES).users[1].map == 0.0
+    assert score_rules(rows, solution, HM_RULES, no_lost="zero").users[1].map == 0.0
     assert set(score_rules(rows, solution, HM_RULES, no_lost="exclude").users) == {2}
+    assert set(score_rules(rows, solution, HM_RULES).users) == {2}  # the rules' own: exclude
 
 
 def test_a_missing_rank_in_the_long_layout_is_an_empty_position() -> None:
@@ -277,6 +279,9 @@ def test_hm_sample_submission_keeps_the_rules() -> None:
     solution = ref.read_csv(HM / "solution.csv")
     usage = {(row["customer_id"], row["Usage"]) for row in solution}
     assert sorted(c for c, _ in usage) == sorted(targets)  # one Usage a customer
-    result = score_rules(rows, solution, HM_RULES)
-    assert len(result.users) == len(targets)
+    assert len(score_rules(rows, solution, HM_RULES, no_lost="zero").users) == len(targets)
+    result = score_rules(rows, solution, HM_RULES)  # Kaggle's rule: buyers only
+    bought = {row["customer_id"] for row in solution if row["article_id"]}
+    assert 0 < len(bought) < len(targets)  # some customers bought nothing that week
+    assert {str(user) for user in result.users} == bought
     assert 0 < (ref.primary(result, HM_RULES) or 0) < 1

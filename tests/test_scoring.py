@@ -555,5 +555,5 @@ def test_a_result_s_repr_is_a_summary_not_the_per_user_table() -> None:
     result = scorer.score(data / "sample_submission.csv", data / "solution.csv")
     text = repr(result)
     assert "per_user" not in text and "shape:" not in text
-    assert text.startswith("ScoreResult(splits=") and "no_lost=<NoLost.ZERO" in text
+    assert text.startswith("ScoreResult(splits=") and "no_lost=<EmptyUsers.ZERO" in text
     assert result.per_user.height == 1000

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scorer.competition import LOST_ITEMS, USER, Competition, Split, Stage
+from scorer.competition import LOST_ITEMS, USER, Competition, EmptyUsers, Split, Stage
 from scorer.contract import Role, Solution, reading
 from scorer.errors import (
     Code,
@@ -43,7 +43,7 @@ from scorer.leaderboard.worker import (
 )
 from scorer.prepared import solution_at
 from scorer.read import DEFAULT_LIMITS, Limits, Rejected, digest, snapshot
-from scorer.scoring import NoLost, ScoreResult
+from scorer.scoring import ScoreResult
 from scorer.version import __version__
 
 #: Called once before the first submission (done = 0, outcome None), then after each one.
@@ -87,7 +87,7 @@ def score_log(
     db: Path,
     *,
     competition: Competition = LOST_ITEMS,
-    no_lost: NoLost | str = NoLost.ZERO,
+    no_lost: EmptyUsers | str | None = None,
     limits: Limits = DEFAULT_LIMITS,
     progress: Progress | None = None,
     force: bool = False,
@@ -135,7 +135,7 @@ def score_entries(
     store: Store,
     *,
     competition: Competition = LOST_ITEMS,
-    no_lost: NoLost | str = NoLost.ZERO,
+    no_lost: EmptyUsers | str | None = None,
     limits: Limits = DEFAULT_LIMITS,
     progress: Progress | None = None,
     force: bool = False,
@@ -155,7 +155,8 @@ def score_entries(
     that no run has finished with yet, the run stops (`SolutionMismatch`, nothing kept) as
     soon as more than half of the log is rejected for missing or unknown users, unless
     `force`."""
-    policy = NoLost.of(no_lost)
+    # The empty-user rule: the competition's, unless `no_lost` overrides it.
+    policy = competition.empty_users if no_lost is None else EmptyUsers.of(no_lost)
     isolation = isolation if isolation is not None else Isolation()
     if isolation.workers and isolation.budget < limits.max_memory:  # plan within the budget
         limits = dataclasses.replace(limits, max_memory=isolation.budget)

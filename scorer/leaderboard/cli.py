@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from scorer.competition import EmptyUsers
 from scorer.errors import Failure, UsageError, error_object, size
 from scorer.leaderboard.boards import Phase, load
 from scorer.leaderboard.confidence import RESAMPLES, SEED
@@ -19,7 +20,7 @@ from scorer.leaderboard.render import Format, format_for, render
 from scorer.leaderboard.schema import Status
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, default_workers
 from scorer.read import DEFAULT_LIMITS
-from scorer.scoring import NoLost
+from scorer.read.files import READABLE
 from scorer.shell import (
     HOST,
     OK,
@@ -107,12 +108,19 @@ def score(
             "sub-folder per team.",
         ),
     ],
-    solution: Annotated[Path, typer.Option(metavar="FILE", help="The organiser's solution file.")],
+    solution: Annotated[
+        Path, typer.Option(metavar="FILE", help=f"The organiser's solution file: {READABLE}.")
+    ],
     db: Db,
     as_json: Json = False,
     no_lost: Annotated[
-        NoLost, typer.Option(help="How a target user with no lost pairs counts.")
-    ] = NoLost.ZERO,
+        EmptyUsers | None,
+        typer.Option(
+            show_default=False,
+            help="How a target user with no relevant item counts; overrides the "
+            "competition's empty_users (default: its rule; lost items: zero).",
+        ),
+    ] = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 when any submission is rejected.")
     ] = False,

@@ -28,12 +28,12 @@ from typing import Any
 from polars.exceptions import PanicException
 
 from scorer.api import score as score_submission
-from scorer.competition import Competition
+from scorer.competition import Competition, EmptyUsers
 from scorer.contract import Solution
 from scorer.errors import Failure, SubmissionError, error_object, size
 from scorer.leaderboard.schema import Status
 from scorer.read import Limits
-from scorer.scoring import NoLost, ScoreResult
+from scorer.scoring import ScoreResult
 
 #: How often the parent looks at its workers' memory and time, in seconds.
 POLL = 0.05
@@ -54,7 +54,7 @@ class Task:
 
     solution: Solution
     competition: Competition
-    no_lost: NoLost
+    no_lost: EmptyUsers
     limits: Limits
 
 

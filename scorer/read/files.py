@@ -75,6 +75,13 @@ _KIND_MAGIC: dict[bytes, FileKind] = {
 SNIFFED = ("", ".gz")
 
 
+#: The files a reader takes, as every help text says it (`kind_of`, `SNIFFED`, `kind_of_file`).
+READABLE = (
+    ".csv, .csv.gz, .parquet or .zip (holding one .csv or .parquet); any other name ending in "
+    ".gz, or with no suffix, by its content"
+)
+
+
 def kind_of_file(path: Path, file: str | None = None) -> FileKind | None:
     """A regular file's kind from its name, or else (`SNIFFED`) from its first bytes: gzip,
     Parquet and zip data are recognised under any such name."""

@@ -12,11 +12,11 @@ import json
 from importlib import resources
 from typing import Any
 
+from scorer.competition import EmptyUsers
 from scorer.envelope import SCHEMA_VERSION, Status
 from scorer.errors import Code, Failure
 from scorer.leaderboard.boards import Phase
 from scorer.leaderboard.schema import Status as Verdict
-from scorer.scoring import NoLost
 
 #: The commands with `--json`, as a user types them after `scorer`.
 COMMANDS = ("score", "validate", "prepare", "leaderboard score", "leaderboard show")
@@ -101,7 +101,7 @@ SCORED = {
     "private": _nullable(NUMBER),
     "users": _object({"overall": COUNT, "public": COUNT, "private": COUNT, "ignored": COUNT}),
     "metrics": {"type": "object", "additionalProperties": SPLIT_METRICS},
-    "no_lost": {"enum": [str(policy) for policy in NoLost]},
+    "no_lost": {"enum": [str(rule) for rule in EmptyUsers]},
     "parts": {"type": "integer", "minimum": 1},
 }
 
