@@ -286,8 +286,9 @@ def part_scores(truth: Solution, table: Table, no_lost: EmptyUsers) -> PartScore
     """Check one part of a submission against its part of the solution, and score it; its
     users as the files write them (text ids are numbered only while scored)."""
     users = per_user(check_against(table, truth), truth, no_lost)
-    if truth.codes is not None:
-        users = users.with_columns(truth.codes.users_of(users.get_column(USER)))
+    if truth.codes is not None and truth.codes.users is not None:
+        # in the order of their text, as integer users are in the order of their value
+        users = users.with_columns(truth.codes.users_of(users.get_column(USER))).sort(USER)
     return users, ignored(truth), truth.has_split
 
 

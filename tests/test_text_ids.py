@@ -193,20 +193,21 @@ def test_an_integer_column_in_place_of_text_ids_is_refused(tmp_path: Path) -> No
     }
 
 
-def test_codes_keep_order_and_tell_unknown_values_apart() -> None:
-    """A known value's code is its place in the sorted dictionary; unknown values get codes
-    past its end, one a distinct text; runs and nulls are looked up as single values."""
+def test_codes_follow_the_solution_and_tell_unknown_values_apart() -> None:
+    """Users are numbered in the order the solution first lists them (a file in that order
+    takes the fast paths), items in sorted order; unknown values get codes past the end,
+    one a distinct text; runs and nulls are looked up as single values."""
     solution = pl.DataFrame({USER: ["b", "a", "a"], ITEM: ["x", None, "y"]})
     codes = Codes.of(solution, TRACKS)
-    assert codes.users is not None and codes.users.to_list() == ["a", "b"]
+    assert codes.users is not None and codes.users.to_list() == ["b", "a"]
     assert codes.items is not None and codes.items.to_list() == ["x", "y"]
     frame = pl.DataFrame(
         {USER: ["b"] * 5 + [None, "zz", "zz", "a"], ITEM: ["q", "x", "p", "q", None, *"yxyq"]}
     )
     encoded = codes.encode(frame)
-    assert encoded.get_column(USER).to_list() == [1] * 5 + [None, 2, 2, 0]
+    assert encoded.get_column(USER).to_list() == [0] * 5 + [None, 2, 2, 1]
     assert encoded.get_column(ITEM).to_list() == [3, 0, 2, 3, None, 1, 0, 1, 3]
-    assert codes.users_of(pl.Series([1, 0])).to_list() == ["b", "a"]
+    assert codes.users_of(pl.Series([1, 0])).to_list() == ["a", "b"]
 
 
 def test_kaggle_s_ids_score_as_the_integer_competition_to_the_bit() -> None:

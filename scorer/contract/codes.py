@@ -12,8 +12,11 @@ from scorer.read import Table
 
 @dataclass(frozen=True)
 class Codes:
-    """The dictionaries of a competition's text ids: each sorted, so a code (its place) sorts
-    as its text does. `users`/`items` is None where that id is an integer, and needs none.
+    """The dictionaries of a competition's text ids: the users in the order the solution
+    first lists them, the items sorted. `users`/`items` is None where that id is an
+    integer, and needs none. A submission written in the solution's order of users (one
+    made from the targets file) then has its users' codes in order, as the fast paths of
+    the rules want them, as an integer file usually has.
 
     A value not in a dictionary gets a code past its end, one code a distinct text: such an
     item can never be relevant, and two of them are still two items (a repeat is a repeat),
@@ -26,19 +29,16 @@ class Codes:
     def of(cls, frame: pl.DataFrame, competition: Competition) -> Codes:
         """The dictionaries of a frame's text ids (a solution's, or a targets file's users;
         with no item column, the items' dictionary is empty)."""
-
-        def known(column: str, kind: IdKind) -> pl.Series | None:
-            if kind is not IdKind.TEXT:
-                return None
-            if column not in frame.columns:
-                return pl.Series(column, [], pl.String)
-            values = frame.get_column(column)
-            if column == USER:  # a user's rows come together, as a rule
-                values = _heads(values)
-            return values.drop_nulls().unique().sort()
-
         ids = competition.ids
-        return cls(users=known(USER, ids.user), items=known(ITEM, ids.item))
+        users = items = None
+        if ids.user is IdKind.TEXT:  # a user's rows come together, as a rule
+            users = _heads(frame.get_column(USER)).drop_nulls().unique(maintain_order=True)
+        if ids.item is IdKind.TEXT:
+            if ITEM in frame.columns:
+                items = frame.get_column(ITEM).drop_nulls().unique().sort()
+            else:
+                items = pl.Series(ITEM, [], pl.String)
+        return cls(users=users, items=items)
 
     def encode(self, frame: pl.DataFrame) -> pl.DataFrame:
         """A frame's text ids as their codes (Int64; nulls stay null)."""
@@ -61,7 +61,7 @@ class Codes:
 
 
 def _encode(values: pl.Series, known: pl.Series) -> pl.Series:
-    """Each value's place in `known` (sorted, distinct), or for a value not in it a place
+    """Each value's place in `known` (distinct values), or for a value not in it a place
     past its end, the same for the same text. A file lists a user's rows together, as a
     rule: each run of one value is looked up once."""
     starts = _starts(values)
