@@ -41,6 +41,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from scorer.api import score
 from scorer.cli import app
 from scorer.competition import Competition
 from scorer.contract import read_solution
@@ -372,10 +373,14 @@ def test_codabench_replay_broken_solution_keeps_the_details_to_the_host(
     assert edition in (run.output / "host_details.txt").read_text()
 
 
-def test_codabench_kit_of_another_competition_speaks_its_columns(tmp_path: Path) -> None:
+@pytest.mark.parametrize("folder", ["hm", "hm-kaggle"])
+def test_codabench_kit_of_another_competition_speaks_its_columns(
+    tmp_path: Path, folder: str
+) -> None:
     """data/hm names its columns customer_id, article_id, prediction: the kit's sample and
-    targets use them, and the bundle's own scoring program accepts the sample."""
-    hm = DATA / "hm"
+    targets use them, and the bundle's own scoring program accepts the sample; with text
+    ids (data/hm-kaggle) too, and scores the bundled sample as `scorer score` does."""
+    hm = DATA / folder
     out = tmp_path / "codabench"
     result = CliRunner().invoke(
         app,
@@ -402,19 +407,30 @@ def test_codabench_kit_of_another_competition_speaks_its_columns(tmp_path: Path)
     run = codabench_replay(tmp_path, 1, {"s.csv": sample.write_csv().encode()}, tmp_path / "run")
     assert run.exit_code == 0, run.stderr
     assert run.scores is not None and run.scores["public_map"] == run.scores["private_map"] == 0
+    real = (hm / "sample_submission.csv").read_bytes()
+    run = codabench_replay(tmp_path, 1, {"s.csv": real}, tmp_path / "real")
+    assert run.exit_code == 0, run.stderr
+    expected = score(
+        hm / "sample_submission.csv",
+        hm / "solution.csv",
+        competition=Competition.load(hm / "competition.toml"),
+    )
+    assert run.scores is not None and run.scores["public_map"] == pytest.approx(expected.public)
 
 
-def test_kit_solution_files_speak_the_competitions_columns(tmp_path: Path) -> None:
+@pytest.mark.parametrize("folder", ["hm", "hm-kaggle"])
+def test_kit_solution_files_speak_the_competitions_columns(tmp_path: Path, folder: str) -> None:
     """The long solution a kit writes (EvalAI's annotations) and Kaggle's wide one name their
-    columns as the competition does, and read back as the same solution."""
-    rules = Competition.load(DATA / "hm" / "competition.toml")
-    truth = read_solution(DATA / "hm" / "solution.csv", competition=rules)
+    columns as the competition does, and read back as the same solution (text ids as
+    written)."""
+    rules = Competition.load(DATA / folder / "competition.toml")
+    truth = read_solution(DATA / folder / "solution.csv", competition=rules)
     kit = Kit(
-        solution_path=DATA / "hm" / "solution.csv",
+        solution_path=DATA / folder / "solution.csv",
         solution=truth,
-        targets=truth.targets,
+        targets=truth.written_targets,
         competition=rules,
-        competition_path=DATA / "hm" / "competition.toml",
+        competition_path=DATA / folder / "competition.toml",
         out=tmp_path,
         image="image",
         start=dt.date(2026, 1, 1),

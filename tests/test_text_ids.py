@@ -330,3 +330,49 @@ def test_text_ids_score_as_the_reference_does(
         zip(result.per_user.get_column("u"), result.per_user.get_column("ndcg"), strict=True)
     )
     assert by_user == pytest.approx({u: s.ndcg for u, s in expected.users.items()}, abs=1e-12)
+
+
+def test_a_leaderboard_of_text_ids_equals_the_integer_one(tmp_path: Path) -> None:
+    """The same log scored under data/hm and data/hm-kaggle: the same boards, intervals
+    included (each user's score is placed by its code), and a broken file is recorded."""
+    runner = CliRunner()
+    boards = []
+    for folder in (HM, KAGGLE):
+        log = tmp_path / folder.name / "log.csv"
+        log.parent.mkdir()
+        (log.parent / "broken.csv").write_text("customer_id,prediction\nabc,0108775015\n")
+        log.write_text(
+            "team,path,submitted_at\n"
+            f"alpha,{folder / 'sample_submission.csv'},2026-12-01T10:00:00Z\n"
+            "beta,broken.csv,2026-12-01T11:00:00Z\n"
+        )
+        db = str(log.parent / "lb.db")
+        spec = ["--competition", str(folder / "competition.toml")]
+        scored = runner.invoke(
+            app,
+            [
+                "leaderboard",
+                "score",
+                str(log),
+                "--solution",
+                str(folder / "solution.csv"),
+                "--db",
+                db,
+                *spec,
+            ],
+        )
+        assert scored.exit_code == 0, scored.output  # beta's file is recorded as rejected
+        shown = runner.invoke(
+            app, ["leaderboard", "show", "--db", db, "--phase", "final", "--format", "json"]
+        )
+        assert shown.exit_code == 0, shown.output
+        board = json.loads(shown.output)
+        fields = ("rank", "team", "score", "low", "high")
+        boards.append(
+            {
+                split: [{f: row[f] for f in fields} for row in board[split]["rows"]]
+                for split in ("public", "private")
+            }
+        )
+    assert boards[0]["private"][0]["score"] == 0.20000132372108176  # Kaggle's rule
+    assert boards[0] == boards[1]

@@ -55,9 +55,18 @@ class Codes:
 
     def users_of(self, codes: pl.Series) -> pl.Series:
         """Target users' codes as their text again (integer users as they are)."""
-        if self.users is None:
-            return codes
-        return self.users.gather(codes).alias(codes.name)
+        return _decode(codes, self.users)
+
+    def decode(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """A frame of the solution's own ids (its users and items) as their text again."""
+        pairs = [(USER, self.users), (ITEM, self.items)]
+        return frame.with_columns(
+            _decode(frame.get_column(name), known) for name, known in pairs if name in frame.columns
+        )
+
+
+def _decode(codes: pl.Series, known: pl.Series | None) -> pl.Series:
+    return codes if known is None else known.gather(codes).alias(codes.name)
 
 
 def _encode(values: pl.Series, known: pl.Series) -> pl.Series:

@@ -34,7 +34,13 @@ class Solution:
 
     @property
     def targets(self) -> pl.Series:
+        """The target users, as scored: for text ids, their codes (`written_targets`)."""
         return self.users.get_column(USER)
+
+    @property
+    def written_targets(self) -> pl.Series:
+        """The target users as the files write them: for text ids, their text."""
+        return self.targets if self.codes is None else self.codes.users_of(self.targets)
 
     def lost(self, packed: bool) -> pl.DataFrame:
         """The hidden pairs as `keyed` pairs with their grade (pair, grade), packed keys or

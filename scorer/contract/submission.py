@@ -71,12 +71,11 @@ def check_against(table: Table, solution: Solution) -> pl.DataFrame:
             table, solution.targets, packed=packable(table.frame, solution.pairs)
         )
     coded = codes.table(table)
-    targets = codes.users_of(solution.targets)
     return check_submission(
         coded,
         solution.targets,
         packed=packable(coded.frame, solution.pairs),
-        shown=(table, targets),
+        shown=(table, solution.written_targets),
     )
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from scorer.competition import LOST_ITEMS, USER, Competition, EmptyUsers, Split, Stage
-from scorer.contract import Role, Solution, reading
+from scorer.contract import Codes, Role, Solution, reading
 from scorer.errors import (
     Code,
     Failure,
@@ -209,7 +209,12 @@ def score_entries(
                 for i in fresh:
                     prepared = _prepare(entries[i], i, Path(folder) / str(i), limits)
                     if isinstance(prepared, Done):
-                        done(i, *_record(entries[i], prepared, None, ids, stages, store, run))
+                        done(
+                            i,
+                            *_record(
+                                entries[i], prepared, None, ids, stages, store, run, answers.codes
+                            ),
+                        )
                         continue
                     digests[i] = prepared[1]
                     yield i, prepared[0]
@@ -219,7 +224,12 @@ def score_entries(
                 for verdict in judged:
                     i = verdict.index
                     shutil.rmtree(Path(folder) / str(i), ignore_errors=True)
-                    done(i, *_record(entries[i], verdict, digests[i], ids, stages, store, run))
+                    done(
+                        i,
+                        *_record(
+                            entries[i], verdict, digests[i], ids, stages, store, run, answers.codes
+                        ),
+                    )
     ordered = tuple(outcomes[i] for i in range(len(entries)))
     result = BatchResult(outcomes=ordered, removed=0, total=len(entries))
     pairs = [(entry, verdicts[i]) for i, entry in enumerate(entries)]
@@ -273,15 +283,17 @@ def _record(
     stages: np.ndarray,
     store: Store,
     run: int,
+    codes: Codes | None = None,
 ) -> tuple[Outcome, int]:
-    """Store one fresh verdict: its outcome and its verdict id."""
+    """Store one fresh verdict: its outcome and its verdict id. `codes`: the solution's,
+    when its ids are text (`ids` are then its users' codes)."""
     result = verdict.result
     scores: dict[str, Any] | None = None
     per_user: dict[Split, np.ndarray] | None = None
     public: float | None = None
     if result is not None:
         public, scores = result.public, result.to_dict()
-        values = aligned(result, ids)
+        values = aligned(result, ids, codes)
         # A split's users are the solution's users of the stage of the same name.
         per_user = {split: values[stages == STAGE_CODES[Stage(split)]] for split in SPLITS}
     ident = runs.save(
@@ -358,12 +370,15 @@ class _Truth:
         return self._solution, self._ids, self._stages
 
 
-def aligned(result: ScoreResult, ids: np.ndarray) -> np.ndarray:
+def aligned(result: ScoreResult, ids: np.ndarray, codes: Codes | None = None) -> np.ndarray:
     """Per-user values of the competition's metric placed at each user's position among the
-    solution's sorted user ids; NaN for users the scorer left out (ignored, or excluded by
-    the no-lost policy)."""
+    solution's sorted user ids (for text ids, their `codes`); NaN for users the scorer left
+    out (ignored, or excluded by the no-lost policy)."""
     competition = result.competition
-    users = result.per_user.get_column(competition.columns.user).to_numpy()
+    written = result.per_user.get_column(competition.columns.user)
+    if codes is not None:
+        written = codes.encode(written.alias(USER).to_frame()).get_column(USER)
+    users = written.to_numpy()
     values = np.full(ids.size, np.nan)
     values[np.searchsorted(ids, users)] = result.per_user.get_column(competition.metric).to_numpy()
     return values

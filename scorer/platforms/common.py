@@ -87,7 +87,7 @@ class Kit:
         ids = " ".join(str(i) for i in range(1, self.competition.k + 1))
         return pl.DataFrame(
             {columns.user: self.targets, columns.list: [ids] * self.targets.len()},
-            schema={columns.user: pl.Int64, columns.list: pl.String},
+            schema={columns.user: self.targets.dtype, columns.list: pl.String},
         )
 
     def target_users(self) -> pl.DataFrame:
@@ -101,6 +101,8 @@ class Kit:
         rules = self.competition
         users = self.solution.users.select(USER, "stage")
         pairs = self.solution.pairs.select(USER, ITEM)
+        if self.solution.codes is not None:  # text ids, as the files write them
+            users, pairs = self.solution.codes.decode(users), self.solution.codes.decode(pairs)
         words = {stage.value: getattr(rules.splits, stage.value) for stage in Stage}
         return users.join(pairs, on=USER, how="left", maintain_order="left").select(
             pl.col(USER).alias(rules.columns.user),

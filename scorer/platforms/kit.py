@@ -49,7 +49,7 @@ def build(
             "codabench kit takes other competitions"
         )
     truth = read_solution(solution, competition=rules)
-    users = truth.targets
+    users = truth.written_targets
     if targets is not None:
         listed = read_targets(targets, competition=rules)
         if set(listed.to_list()) != set(users.to_list()):
