@@ -8,9 +8,9 @@ every cell and the size of all the text are known before a single cell is expand
 million copies of one value cost one value and a run length, not 240 million strings.
 
 The pages are decoded a few row groups at a time into the C allocator (bench/PARQUET.md):
-pyarrow reading a whole file grows each column in one buffer, copied as it grows (twice the
-CPU of the decoding, and the column's size again at its peak), and its own allocator keeps
-what it frees (100 MB at a 20M-row file), which no later step of the scorer can use.
+pyarrow reading a whole file grows each column in one buffer, copied as it grows (up to twice
+the CPU of the decoding, and most of the column's size again at its peak), and its own
+allocator keeps what it frees (about 100 MB at 20M rows), which no later step can use.
 """
 
 from __future__ import annotations
