@@ -6,12 +6,19 @@ them), the row count, the values of each column and their sizes once decoded, al
 metadata. Text columns are read as dictionaries (each distinct value once), so the length of
 every cell and the size of all the text are known before a single cell is expanded: 240
 million copies of one value cost one value and a run length, not 240 million strings.
+
+The pages are decoded a few row groups at a time into the C allocator (bench/PARQUET.md):
+pyarrow reading a whole file grows each column in one buffer, copied as it grows (up to twice
+the CPU of the decoding, and most of the column's size again at its peak), and its own
+allocator keeps what it frees (about 100 MB at 20M rows), which no later step can use.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +33,15 @@ from scorer.read.limits import Limits, Rejected
 #: Bytes a value of each fixed-width physical type takes once decoded (booleans: one each).
 _WIDTH = {"BOOLEAN": 1, "INT32": 4, "INT64": 8, "INT96": 12, "FLOAT": 4, "DOUBLE": 8}
 
+#: Rows decoded at once, at least: consecutive row groups are read together up to this many,
+#: so a file of many tiny groups is not read in as many calls, and a file of a few large ones
+#: is read a group at a time (each column then in one buffer of the group's known size).
+#: Chunks of this order are what polars reads CSV and Parquet in.
+BATCH_ROWS = 1 << 17
+
+#: Held while the default pool is swapped for the C allocator (`_system_pool`).
+_POOL_LOCK = threading.Lock()
+
 
 @dataclass(frozen=True)
 class Footer:
@@ -35,6 +51,8 @@ class Footer:
     names: list[str]
     rows: int
     text: tuple[str, ...]
+    #: The rows of each row group, in order.
+    groups: tuple[int, ...] = ()
 
 
 def corrupt(file: str, why: str) -> Rejected:
@@ -115,7 +133,8 @@ def inspect(path: Path, file: str, limits: Limits) -> Footer:
         )
     if decoded > cap:
         raise too_large(file, "its numbers decode to", decoded, cap)
-    return Footer(names=names, rows=rows, text=tuple(text))
+    counts = tuple(int(group.num_rows) for group in groups)
+    return Footer(names=names, rows=rows, text=tuple(text), groups=counts)
 
 
 def schema_fields(head: bytes) -> int | None:
@@ -152,21 +171,61 @@ def read(
     the whole process trying to allocate exabytes, where pyarrow raises an error. Top-level
     text columns named in `words` hold a few distinct words (a split): they stay
     dictionaries, read as categories, not millions of strings."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:  # not `pq.read_table`: its dataset layer imports pandas (0.3 s) for no gain here
-        parquet = pq.ParquetFile(path, read_dictionary=list(footer.text))
-        table = parquet.read(columns=footer.names)
+        with _system_pool():  # the reader allocates from the pool that is the default now
+            parquet = pq.ParquetFile(path, read_dictionary=list(footer.text))
+        runs = batches(footer.groups)
+        if len(runs) > 1:  # each run's columns in one chunk: the table is the chunks' list
+            table = pa.concat_tables(
+                parquet.read_row_groups(run, columns=footer.names) for run in runs
+            )
+        else:
+            table = parquet.read(columns=footer.names)
     except Exception as exc:  # all mean the same to the user
         raise corrupt(file, type(exc).__name__) from None
     table = _expand(file, table, limits, set(words))
-    try:
-        frame = pl.from_arrow(table)
+    try:  # the chunks as they are: polars reads files in chunks too, and joining them copies
+        frame = pl.from_arrow(table, rechunk=False)
     except (Exception, pl.exceptions.PanicException) as exc:
         raise corrupt(file, type(exc).__name__) from None
     if not isinstance(frame, pl.DataFrame):  # pragma: no cover - a table gives a frame
         raise corrupt(file, f"expected a table, got {type(frame).__name__}")
     return frame
+
+
+def batches(groups: Sequence[int], rows: int | None = None) -> list[list[int]]:
+    """The row groups (by their row counts) in runs of consecutive ones, each of at least
+    `rows` rows (`BATCH_ROWS`) but the last, or of one group however large."""
+    rows = BATCH_ROWS if rows is None else rows
+    runs: list[list[int]] = []
+    size = rows
+    for index, count in enumerate(groups):
+        if size >= rows:
+            runs.append([])
+            size = 0
+        runs[-1].append(index)
+        size += count
+    return runs
+
+
+@contextmanager
+def _system_pool() -> Iterator[None]:
+    """pyarrow's default memory pool is the C allocator (`malloc`) while inside: an object
+    made inside (a Parquet reader) allocates from it for as long as it lives. `malloc` gives
+    large buffers back to the system when they are freed; pyarrow's own allocator
+    (mimalloc or jemalloc) keeps them for its next buffers, which here never come."""
+    import pyarrow as pa
+
+    with _POOL_LOCK:
+        default = pa.default_memory_pool()
+        pa.set_memory_pool(pa.system_memory_pool())
+        try:
+            yield
+        finally:
+            pa.set_memory_pool(default)
 
 
 def _expand(file: str, table: Any, limits: Limits, words: set[str]) -> Any:
