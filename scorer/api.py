@@ -131,7 +131,7 @@ def _run(
     """`check` the submission against the organiser's file in the parts `plan` gives: what
     each part gave (more parts than planned if the careful reader needed them)."""
     try:
-        planned = plan(pair.submission, pair.truth, parts, limits, pair.role)
+        planned = plan(pair.submission, pair.truth, parts, limits, pair.role, competition)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return run(pair, competition, planned, limits, check)

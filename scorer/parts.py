@@ -21,7 +21,7 @@ from typing import Any, TypeVar, cast
 
 import polars as pl
 
-from scorer.competition import Competition
+from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import Role, Solution, reading, solution_of, spec_of, targets_of
 from scorer.errors import (
     Code,
@@ -58,6 +58,11 @@ R = TypeVar("R")
 #: (measured at 1M users: 1.84 GB for 731 MB of CSV; 2.0 GB for 2 x 480 MB of decoded
 #: Parquet), with a margin.
 BYTES_PER_BYTE = 3
+
+#: The same with text ids (`Competition.ids`): a byte of a long id costs a byte of text, not
+#: the 8 of an integer written in a few digits (measured at 1M users, 32-character users and
+#: 10-digit items: 2.9 GB for 1.73 GB of CSV, 1.7 a byte), with a margin.
+TEXT_BYTES_PER_BYTE = 2
 
 #: The same for the careful reader, which judges every line as text: a CSV file with a sign,
 #: a space or a bare carriage return anywhere (`scorer.read.text.misreadable`). Measured at
@@ -105,23 +110,26 @@ def plan(
     parts: int | None = None,
     limits: Limits = DEFAULT_LIMITS,
     role: Role = Role.SOLUTION,
+    competition: Competition = LOST_ITEMS,
 ) -> Plan:
     """How many parts to read two files in, decided from cheap facts before any work: `parts`
     if given; else 1 when reading both whole is estimated to fit the memory budget
-    (`Limits.max_memory`: `BYTES_PER_BYTE` for every byte of their tables, `footprint`, plus
-    `BASE_BYTES`); else as many parts as keep each one within it, at the careful reader's
-    cost. Only CSV and CSV.gz files are split (a frame is in memory already; a Parquet file, a
-    `Solution` or a targets series is read whole), so any other pair is one part whatever is
-    asked; a Parquet submission over the budget is refused (too_large_for_memory) before it
-    is read, and so are two CSV files when the budget leaves no room for a part
-    (`LEAST_BUDGET`). Two files that fit whole for the typed reader but not for the careful
-    one are one part here: `run` reads them in parts only if the careful reader turns out to
-    be needed, which the reader's own scan finds (`Plan.careful_parts`)."""
+    (`Limits.max_memory`: `BYTES_PER_BYTE` for every byte of their tables, `footprint`, or
+    `TEXT_BYTES_PER_BYTE` for a `competition` of text ids, plus `BASE_BYTES`); else as many
+    parts as keep each one within it, at the careful reader's cost. Only CSV and CSV.gz files
+    are split (a frame is in memory already; a Parquet file, a `Solution` or a targets series
+    is read whole), so any other pair is one part whatever is asked; a Parquet submission
+    over the budget is refused (too_large_for_memory) before it is read, and so are two CSV
+    files when the budget leaves no room for a part (`LEAST_BUDGET`). Two files that fit
+    whole for the typed reader but not for the careful one are one part here: `run` reads
+    them in parts only if the careful reader turns out to be needed, which the reader's own
+    scan finds (`Plan.careful_parts`)."""
     if parts is not None and parts < 1:
         raise ValueError(f"parts = {parts}; expected 1 or more")
     sizes = {"sub": _footprint(submission), "truth": _footprint(truth)}  # once per file
     total = sum(sizes.values())
-    estimate = BYTES_PER_BYTE * total + BASE_BYTES
+    per_byte = TEXT_BYTES_PER_BYTE if competition.ids.text else BYTES_PER_BYTE
+    estimate = per_byte * total + BASE_BYTES
     splittable = _splittable(submission) and _splittable(truth)
     careful = _careful_parts(total, splittable, limits)
     if splittable and parts is not None:

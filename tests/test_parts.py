@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 import scorer
 from scorer import HostError, SubmissionError
 from scorer.cli import app
+from scorer.competition import IdKind, Ids
 from scorer.contract import Role, spec_of
 from scorer.errors import ScorerError, UsageError
 from scorer.parts import (
@@ -27,6 +28,7 @@ from scorer.parts import (
     CAREFUL_BYTES_PER_BYTE,
     LEAST_BUDGET,
     SPLIT_BYTES,
+    TEXT_BYTES_PER_BYTE,
     Plan,
     plan,
 )
@@ -368,3 +370,16 @@ def test_a_file_that_needs_the_careful_reader_is_scored_under_any_limits(tmp_pat
     for limits in (DEFAULT_LIMITS, Limits(max_memory=LEAST_BUDGET)):
         with pytest.raises(SubmissionError):
             scorer.score(path, SOLUTION, limits=limits)
+
+
+def test_text_ids_are_planned_at_their_own_cost_per_byte(tmp_path: Path) -> None:
+    """A byte of a long text id costs a byte of memory, not the 8 of an integer written in
+    a few digits: two files of text ids fit a budget that the same bytes of integers do not."""
+    text = Competition(ids=Ids(user=IdKind.TEXT, item=IdKind.TEXT))
+    large = sparse(tmp_path / "large.csv", 600 << 20)
+    small = sparse(tmp_path / "small.csv", 600 << 20)
+    budget = Limits(max_memory=3 << 30)
+    assert plan(large, small, limits=budget).parts > 1
+    texts = plan(large, small, limits=budget, competition=text)
+    assert texts.parts == 1
+    assert texts.estimate == TEXT_BYTES_PER_BYTE * (1200 << 20) + BASE_BYTES

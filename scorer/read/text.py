@@ -76,9 +76,10 @@ def scan_text(
             head = chunk[: limits.max_line_bytes + 4]
         data = np.frombuffer(chunk, np.uint8)
         newline = data == _NEWLINE
-        lines += int(np.count_nonzero(newline))
+        found = int(np.count_nonzero(newline))
+        lines += found
         if plain and data.size:  # two reductions: every byte below '!' is a line end
-            ends = int(np.count_nonzero(newline)) + chunk.count(b"\r")
+            ends = found + (chunk.count(b"\r") if b"\r" in chunk else 0)
             plain = int(data.max()) < 0x7F and int(np.count_nonzero(data < 0x21)) == ends
         whole = len(chunk) // block * block
         maybe_long = maybe_long or not newline[:whole].reshape(-1, block).any(axis=1).all()
