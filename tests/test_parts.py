@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 import scorer
 from scorer import HostError, SubmissionError
 from scorer.cli import app
+from scorer.competition import Competition as Spec
 from scorer.competition import IdKind, Ids
 from scorer.contract import Role, spec_of
 from scorer.errors import ScorerError, UsageError
@@ -375,7 +376,7 @@ def test_a_file_that_needs_the_careful_reader_is_scored_under_any_limits(tmp_pat
 def test_text_ids_are_planned_at_their_own_cost_per_byte(tmp_path: Path) -> None:
     """A byte of a long text id costs a byte of memory, not the 8 of an integer written in
     a few digits: two files of text ids fit a budget that the same bytes of integers do not."""
-    text = Competition(ids=Ids(user=IdKind.TEXT, item=IdKind.TEXT))
+    text = Spec(ids=Ids(user=IdKind.TEXT, item=IdKind.TEXT))
     large = sparse(tmp_path / "large.csv", 600 << 20)
     small = sparse(tmp_path / "small.csv", 600 << 20)
     budget = Limits(max_memory=3 << 30)
