@@ -8,7 +8,8 @@ kept as it is (`--force` rewrites it). Users are written a part at a time (whole
 `scorer.synthetic.BLOCK` users), so memory stays flat however many users are asked for.
 
 Also here: the careful twins of a submission (`twin`: the same bytes but for one cell of the
-first data row) and a k = 100 competition (`make_k100`), for bench/run.py and bench/k_bench.py.
+first data row), the text-id twin of a competition (`text_twin`) and a k = 100 competition
+(`make_k100`), for bench/run.py and bench/k_bench.py.
 """
 
 from __future__ import annotations
@@ -121,6 +122,44 @@ def twin(data: Path, kind: str) -> Path:
         shutil.copyfileobj(read, write, 64 << 20)
     partial.replace(target)
     return target
+
+
+#: The spec of the text-id twin: lost items with text ids (task.md, "Text ids").
+TEXT_SPEC = """\
+k = 20
+[ids]
+user = "text"
+item = "text"
+[columns]
+user = "user_id"
+item = "edition_id"
+rank = "rank"
+list = "edition_ids"
+[words]
+item = "edition"
+pairs = "pairs"
+"""
+
+
+def text_twin(data: Path) -> Path:
+    """`data`'s solution and submission with text ids (issue 22's case): each user 32
+    hexadecimal characters (its id's 16 zero-padded digits in hex), each edition its id in
+    10 digits with leading zeros, every other byte's meaning the same; written once, in
+    `data`/text/ with its competition.toml. The scores are those of the integer files, to
+    the bit."""
+    out = data / "text"
+    toml = out / "competition.toml"
+    if toml.is_file():  # written last
+        return out
+    out.mkdir(exist_ok=True)
+    for name in ("solution", "submission"):
+        frame = pl.scan_csv(data / f"{name}.csv", infer_schema=False).with_columns(
+            pl.col("user_id").str.zfill(16).str.encode("hex"),
+            pl.col("edition_id").str.zfill(10),
+        )
+        frame.sink_csv(out / f"{name}.csv")
+    toml.write_text(TEXT_SPEC, encoding="utf-8")
+    return out
 
 
 #: The k = 100 competition: K editions listed a user, up to MISSES lost ones not listed.

@@ -54,6 +54,22 @@ RATIOS = [
         "1M users, a prepared solution: wall ≤ 1.6× the floor that reads the submission alone",
         *(M, "scorer_prepared", "floor_submission", 1.6),
     ),
+    Ratio(
+        "1M users, Parquet: wall ≤ 2.0× the floor that reads both Parquet files (issue 22)",
+        *(M, "scorer_parquet", "floor_parquet", 2.0),
+    ),
+    Ratio(
+        "1M users, Parquet: peak RSS ≤ 2.0× the floor's (issue 22)",
+        *(M, "scorer_parquet", "floor_parquet", 2.0, "rss_mb"),
+    ),
+    Ratio(
+        "1M users, text ids (32-hex users, 10-digit editions): wall ≤ 1.5× the integer CSV run "
+        "(issue 22)",
+        *(M, "scorer_text", "scorer_csv", 1.5),
+    ),
+    Ratio(
+        f"1M users, CSV: not slower, {SLOWER} (issue 22)", M, "scorer_csv", "before_csv", 1 + NOISE
+    ),
     Ratio(f"100k users: not slower, {SLOWER}", "100000", "scorer_csv", "before_csv", 1 + NOISE),
     Ratio(
         f"K = 100, 200k users: not slower, {SLOWER}",

@@ -98,6 +98,12 @@ def main(argv: list[str] | None = None) -> int:
         "--no-twins", dest="twins", action="store_false", help="skip the careful twins"
     )
     parser.add_argument(
+        "--no-text-ids",
+        dest="text_ids",
+        action="store_false",
+        help="skip the text-id twin (32-hex users, 10-digit editions)",
+    )
+    parser.add_argument(
         "--no-threads",
         dest="threads",
         action="store_false",

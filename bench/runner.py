@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from generate import DEFAULT_WORK, TWINS, generate, make_k100, twin
+from generate import DEFAULT_WORK, TWINS, generate, make_k100, text_twin, twin
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -136,6 +136,12 @@ def commands(
             score(f"scorer_{kind}", f"CSV, {label}", str(twin(data, kind)), sol)
             for kind, label in TWIN_LABELS.items()
         ]
+    if full and args.text_ids:
+        text = text_twin(data)
+        argv = [*SCORER, "score", str(text / "submission.csv"), "--solution"]
+        argv += [str(text / "solution.csv"), "--competition", str(text / "competition.toml")]
+        label = "`scorer score` CSV, text ids (32-hex users, 10-digit editions)"
+        found.append(Command("scorer_text", label, [*argv, "--json"], exact=True))
     if full and args.threads:
         found.append(score("scorer_csv_1thread", "CSV, 1 thread", sub, sol, POLARS_MAX_THREADS="1"))
     if before is not None:
