@@ -22,7 +22,7 @@ from scorer.cli import app
 from scorer.competition import ITEM, USER, Columns, Competition, IdKind, Ids, Metric, Words
 from scorer.contract import Codes
 from scorer.errors import HostError, SubmissionError
-from scorer.read import DEFAULT_LIMITS
+from scorer.read import DEFAULT_LIMITS, Table
 from scorer.read.text import scan_text
 from tests.reference import Rules, score_rules
 
@@ -376,3 +376,25 @@ def test_a_leaderboard_of_text_ids_equals_the_integer_one(tmp_path: Path) -> Non
         )
     assert boards[0]["private"][0]["score"] == 0.20000132372108176  # Kaggle's rule
     assert boards[0] == boards[1]
+
+
+@pytest.mark.parametrize(
+    "users",
+    [
+        ["b", "b", "a", "c", "c"],  # each user one run: numbered by its runs
+        ["b", "a", "b", "c", "c"],  # b in two runs
+        ["b", None, "a", "a", "c"],  # a user cell that could not be read
+    ],
+)
+def test_numbering_a_solution_by_its_runs_is_numbering_it_by_its_dictionary(
+    users: list[str | None],
+) -> None:
+    frame = pl.DataFrame({USER: users, ITEM: ["x", "z", None, "x", "y"]})
+    table = Table(file="s.csv", frame=frame, problems=(), unit="line", competition=TRACKS)
+    codes, numbered = Codes.number(table)
+    expected = Codes.of(frame, TRACKS)
+    assert codes.users is not None and expected.users is not None
+    assert codes.users.to_list() == expected.users.to_list()
+    assert codes.items is not None and expected.items is not None
+    assert codes.items.to_list() == expected.items.to_list()
+    assert numbered.frame.equals(expected.encode(frame))

@@ -29,16 +29,30 @@ class Codes:
     def of(cls, frame: pl.DataFrame, competition: Competition) -> Codes:
         """The dictionaries of a frame's text ids (a solution's, or a targets file's users;
         with no item column, the items' dictionary is empty)."""
-        ids = competition.ids
-        users = items = None
-        if ids.user is IdKind.TEXT:  # a user's rows come together, as a rule
+        users = None
+        if competition.ids.user is IdKind.TEXT:  # a user's rows come together, as a rule
             users = _heads(frame.get_column(USER)).drop_nulls().unique(maintain_order=True)
-        if ids.item is IdKind.TEXT:
-            if ITEM in frame.columns:
-                items = frame.get_column(ITEM).drop_nulls().unique().sort()
-            else:
-                items = pl.Series(ITEM, [], pl.String)
-        return cls(users=users, items=items)
+        return cls(users=users, items=_items(frame, competition))
+
+    @classmethod
+    def number(cls, table: Table) -> tuple[Codes, Table]:
+        """The dictionaries of a table's text ids (`of`) and the table numbered by them
+        (`table`), in one pass where they can share one: a solution whose users each come
+        in one run is numbered by its runs alone."""
+        frame = table.frame
+        if table.competition.ids.user is not IdKind.TEXT:
+            codes = cls.of(frame, table.competition)
+            return codes, codes.table(table)
+        users = frame.get_column(USER)
+        starts = _starts(users)
+        heads = users.filter(starts)
+        if heads.has_nulls() or heads.n_unique() != heads.len():
+            codes = cls.of(frame, table.competition)
+            return codes, codes.table(table)
+        codes = cls(users=heads, items=_items(frame, table.competition))
+        run = (starts.cum_sum() - 1).cast(pl.Int64).alias(USER)
+        numbered = replace(codes, users=None).encode(frame).with_columns(run)
+        return codes, replace(table, frame=numbered)
 
     def encode(self, frame: pl.DataFrame) -> pl.DataFrame:
         """A frame's text ids as their codes (Int64; nulls stay null)."""
@@ -65,6 +79,16 @@ class Codes:
         )
 
 
+def _items(frame: pl.DataFrame, competition: Competition) -> pl.Series | None:
+    """The items' dictionary: a frame's distinct text items, sorted (none without an item
+    column); None for integer items."""
+    if competition.ids.item is not IdKind.TEXT:
+        return None
+    if ITEM not in frame.columns:
+        return pl.Series(ITEM, [], pl.String)
+    return frame.get_column(ITEM).drop_nulls().unique().sort()
+
+
 def _decode(codes: pl.Series, known: pl.Series | None) -> pl.Series:
     return codes if known is None else known.gather(codes).alias(codes.name)
 
@@ -74,10 +98,13 @@ def _encode(values: pl.Series, known: pl.Series) -> pl.Series:
     past its end, the same for the same text. A file lists a user's rows together, as a
     rule: each run of one value is looked up once."""
     starts = _starts(values)
-    if int(starts.sum()) * 4 <= values.len():
-        heads = _encode_all(values.filter(starts), known)
-        return heads.gather(starts.cum_sum() - 1).alias(values.name)
-    return _encode_all(values, known)
+    if int(starts.sum()) * 4 > values.len():
+        return _encode_all(values, known)
+    run = (starts.cum_sum() - 1).cast(pl.Int64)
+    heads = values.filter(starts)
+    if heads.equals(known, check_names=False):  # the runs are the dictionary, in order
+        return run.alias(values.name)
+    return _encode_all(heads, known).gather(run).alias(values.name)
 
 
 def _starts(values: pl.Series) -> pl.Series:

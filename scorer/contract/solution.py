@@ -61,9 +61,9 @@ def solution_of(table: Table, *, careful: bool = False) -> Solution:
     again from the text, so messages show the ids as written."""
     if not table.competition.ids.text:
         return _checked(table, careful)
-    codes = Codes.of(table.frame, table.competition)
+    codes, numbered = Codes.number(table)
     try:
-        solution = _checked(codes.table(table), careful)
+        solution = _checked(numbered, careful)
     except HostError:
         _checked(table, careful)  # raises the same problems, in the file's own words
         raise
