@@ -12,6 +12,7 @@ from scorer.read.cells import (
     ITEM,
     RANK,
     USER,
+    Kind,
     Spec,
     Table,
     Unit,
@@ -122,6 +123,13 @@ def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Ta
     return _to_long(file, cells, spec, "row", limits, [])
 
 
+#: The wide reader's own columns while a solution's split column sits beside them under the
+#: file's name: names with a line break, which no column of a spec may have
+#: (`scorer.competition`), so a split column called 'position' (or like USER) meets none of them.
+#: They take the scorer's names once the split column has taken its own (`apply_ranges`).
+_OWN = {ITEM: f"\n{ITEM}", RANK: f"\n{RANK}", "position": "\nposition", "_token": "\ntoken"}
+
+
 def _to_long(
     file: str,
     cells: pl.DataFrame,
@@ -140,22 +148,23 @@ def _to_long(
     users, bad_users, clues = parse_cells(
         file, cells.select("line", user), {user: "id"}, spec, unit
     )
+    token, position, item = _OWN["_token"], _OWN["position"], _OWN[ITEM]
     rows = (
         cells.select(
             "line",
-            users.get_column(user).alias(USER),
-            pl.col(ids).alias("_token"),
-            pl.int_ranges(1, pl.col(ids).list.len() + 1, dtype=pl.Int64).alias("position"),
+            users.get_column(user),  # the user keeps the file's name: no other column has it
+            pl.col(ids).alias(token),
+            pl.int_ranges(1, pl.col(ids).list.len() + 1, dtype=pl.Int64).alias(position),
             *extras,
         )
-        .explode("_token", "position", empty_as_null=True)
+        .explode(token, position, empty_as_null=True)
         .with_columns(
             # As in the long format: digits, perhaps after a '+' ('-1' is not an id).
-            integer(pl.col("_token")).cast(pl.Int64).alias(ITEM)
+            integer(pl.col(token)).cast(pl.Int64).alias(item)
         )
     )
-    listed = pl.col("position").is_not_null()
-    bad = rows.filter(listed & pl.col(ITEM).is_null())
+    listed = pl.col(position).is_not_null()
+    bad = rows.filter(listed & pl.col(item).is_null())
     found = [*problems, *bad_users]
     if bad.height:
         found.append(
@@ -164,15 +173,20 @@ def _to_long(
                 bad.height,
                 [
                     _token_issue(spec, unit, ln, p, raw, u)
-                    for ln, p, raw, u in bad.head(5)
-                    .select("line", "position", "_token", USER)
-                    .rows()
+                    for ln, p, raw, u in bad.head(5).select("line", position, token, user).rows()
                 ],
             )
         )
-    frame = rows.select("line", USER, ITEM, pl.col("position").alias(RANK), "position", *extras)
+    frame = rows.select("line", user, item, pl.col(position).alias(_OWN[RANK]), position, *extras)
     # A split column is judged as in the long layout; ids were judged above.
-    return apply_ranges(file, frame, {name: "stage" for name in extras}, spec, unit, found, clues)
+    kinds: dict[str, Kind] = {name: "stage" for name in extras}
+    table = apply_ranges(file, frame, kinds, spec, unit, found, clues)
+    own = {user: USER, **{hidden: name for name, hidden in _OWN.items()}}
+    named = table.frame.rename(own, strict=False)
+    users_of = named.get_column(USER)
+    if not users_of.has_nulls() and users_of.is_sorted():  # as `apply_ranges` flags a long one
+        named = named.with_columns(users_of.set_sorted())
+    return dataclasses.replace(table, frame=named)
 
 
 def _token_issue(

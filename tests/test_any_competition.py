@@ -1,0 +1,380 @@
+"""Any competition, really (issue 22, item 3): specs drawn with any column names (the scorer's own
+among them: rank, position, line, stage, user_id in the wrong roles, non-ASCII names), any k,
+metric, row rule, relevance and split, and files in every format, scored equal to the
+independent reference in `reference.py` to 1e-12, or rejected with a named code."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import pytest
+import reference as ref
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+from strategies import ID_KINDS, NAME_POOL, SPLIT_WORDS, column_names, id_cell
+from typer.testing import CliRunner
+
+import scorer
+from scorer import Competition, Metric, SubmissionError
+from scorer.cli import app
+from scorer.competition import Relevance, Rows
+from scorer.errors import UsageError
+from scorer.platforms import kit
+
+runner = CliRunner()
+
+#: The formats a submission is written in: (suffix, layout).
+FORMATS = [
+    ("csv", "long"),
+    ("csv", "wide"),
+    ("csv.gz", "long"),
+    ("csv.gz", "wide"),
+    ("parquet", "long"),
+    ("parquet", "wide"),
+    ("zip", "long"),
+    ("zip", "wide"),
+]
+
+#: The flaws a drawn submission may have, each with the code that must name it.
+FLAWS = {
+    "missing_user": "missing_user",
+    "unknown_user": "unknown_user",
+    "bad_item": "invalid_id",
+    "bad_rank": "invalid_rank",
+    "repeat": "duplicate_edition",
+    "short": "wrong_row_count",
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """A drawn competition: its spec (as TOML fields), solution rows, submission rows."""
+
+    fields: dict[str, object]
+    split: str | None
+    words: tuple[str, str, str]
+    solution: list[dict[str, str]]
+    submission: list[dict[str, str]]
+    targets: list[int]
+    ids: str
+    fmt: str
+    layout: str
+    flaw: str | None
+    no_lost: str
+    parts: int | None
+
+    def spec(self) -> Competition:
+        return Competition.of(self.fields)
+
+    def rules(self) -> ref.Rules:
+        columns: dict[str, str] = self.fields["columns"]  # type: ignore[assignment]
+        public, private, ignored = self.words
+        return ref.Rules(
+            k=self.fields["k"],  # type: ignore[arg-type]
+            metric=self.fields["metric"],  # type: ignore[arg-type]
+            rows=self.fields["rows"],  # type: ignore[arg-type]
+            split_columns=(self.split,) if self.split else ("stage", "Usage"),
+            public=public,
+            private=private,
+            ignored=ignored,
+            **columns,
+        )
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> Case:
+    """A spec with column names from `column_names` in any role, a valid solution, and a
+    submission in the drawn format and layout, valid or with one drawn flaw."""
+    ids = draw(st.sampled_from(ID_KINDS))
+    # One spec in five may take a name that cannot work (and must be refused by name).
+    refusable = draw(st.sampled_from([True, False, False, False, False]))
+    user, item, rank, listed, split_name = draw(column_names(5, refusable))
+    split = draw(st.sampled_from([None, split_name]))
+    if split is None and not refusable and {"stage", "Usage"} & {user, item, rank, listed}:
+        split = split_name  # without [splits], a column may not take a default split's name
+    words = draw(st.sampled_from(SPLIT_WORDS))
+    k = draw(st.one_of(st.integers(1, 5), st.integers(6, 100)))
+    rows = draw(st.sampled_from(list(Rows)))
+    graded = draw(st.sampled_from(list(Relevance))) is Relevance.GRADED
+    fields: dict[str, object] = {
+        "name": "drawn",
+        "k": k,
+        "metric": str(draw(st.sampled_from(list(Metric)))),
+        "rows": str(rows),
+        "relevance": "graded" if graded else "binary",
+        "columns": {"user": user, "item": item, "rank": rank, "list": listed},
+    }
+    if split:
+        public, private, ignored = words
+        fields["splits"] = {
+            "columns": [split],
+            "public": public,
+            "private": private,
+            "ignored": ignored,
+        }
+    users = draw(st.lists(st.integers(0, 10**6), min_size=2, max_size=6, unique=True))
+    pool = st.integers(1, 2 * k + 8)
+    solution: list[dict[str, str]] = []
+    for u in users:
+        stage = draw(st.sampled_from(words))
+        stage = draw(st.sampled_from([stage, stage.upper(), stage.lower()]))
+        lost = draw(st.lists(pool, max_size=min(2 * k, 8), unique=True))
+        for i in lost or [None]:
+            row = {user: id_cell(ids, u), item: "" if i is None else id_cell(ids, i)}
+            row |= {split: stage} if split else {}
+            if graded:
+                row["grade"] = "" if i is None else str(draw(st.integers(0, 10)))
+            solution.append(row)
+    fmt, layout = draw(st.sampled_from(FORMATS))
+    lists: dict[int, list[tuple[str, str]]] = {}
+    for u in users:
+        low = k if rows is Rows.EXACTLY else (0 if layout == "wide" else 1)
+        n = draw(st.integers(low, k))
+        items = draw(st.lists(pool, min_size=n, max_size=n, unique=True))
+        ranks = list(range(1, n + 1))
+        if layout == "long" and rows is Rows.AT_MOST:  # an empty place is a rank nobody took
+            ranks = sorted(draw(st.lists(st.integers(1, k), min_size=n, max_size=n, unique=True)))
+        lists[u] = [(str(i), str(r)) for i, r in zip(items, ranks, strict=True)]
+    flaw = draw(st.sampled_from([None, None, *FLAWS]))
+    flaw = _flaw(draw, flaw, lists, users, k, rows, layout)
+    submission: list[dict[str, str]] = []
+    for u, placed in lists.items():
+        if layout == "wide":
+            submission.append({user: id_cell(ids, u), listed: " ".join(i for i, _ in placed)})
+        else:
+            for i, r in placed:
+                submission.append({user: id_cell(ids, u), item: i, rank: r})
+    return Case(
+        fields=fields,
+        split=split,
+        words=words,
+        solution=solution,
+        submission=submission,
+        targets=users,
+        ids=ids,
+        fmt=fmt,
+        layout=layout,
+        flaw=flaw,
+        no_lost=draw(st.sampled_from(["zero", "exclude"])),
+        parts=draw(st.sampled_from([None, 2])) if fmt == "csv" else None,
+    )
+
+
+def _flaw(
+    draw: st.DrawFn,
+    flaw: str | None,
+    lists: dict[int, list[tuple[str, str]]],
+    users: list[int],
+    k: int,
+    rows: Rows,
+    layout: str,
+) -> str | None:
+    """Break the drawn lists as `flaw` says (in place), or return None when the lists cannot
+    have that flaw; the flaw made. A bad item is negative, a word or a float; a bad rank is
+    past k, 0 (the hint of ranks counted from 0) or a word."""
+    full = [u for u in users if lists[u]]
+    if flaw == "missing_user":
+        del lists[draw(st.sampled_from(users))]
+    elif flaw == "unknown_user":
+        lists[max(users) + 1] = [("1", "1")]
+    elif flaw == "bad_item" and full:
+        u = draw(st.sampled_from(full))
+        lists[u][0] = (draw(st.sampled_from(["-1", "x", "1.5"])), lists[u][0][1])
+    elif flaw == "bad_rank" and layout == "long" and full:
+        u = draw(st.sampled_from(full))
+        lists[u][-1] = (lists[u][-1][0], draw(st.sampled_from([str(k + 1), "0", "r"])))
+    elif flaw == "repeat" and [u for u in full if len(lists[u]) >= 2]:
+        u = draw(st.sampled_from([u for u in full if len(lists[u]) >= 2]))
+        lists[u][1] = (lists[u][0][0], lists[u][1][1])
+    elif flaw == "short" and rows is Rows.EXACTLY and (k >= 2 or layout == "wide"):
+        lists[draw(st.sampled_from(users))].pop()
+    else:
+        return None
+    return flaw
+
+
+def refusal(case: Case) -> str | None:
+    """What a spec is refused with, when it truly cannot work; None when it must work. Its
+    column names must differ (the solution's `grade` among them; a list column may share none
+    with the long layout's, which names the layout); `line` numbers every reader's rows; the
+    per-user table names its user beside `stage`, `n_relevant`, `hits` and the metrics."""
+    columns: dict[str, str] = case.fields["columns"]  # type: ignore[assignment]
+    splits = [case.split] if case.split else ["stage", "Usage"]  # no [splits]: the defaults
+    names = [columns["user"], columns["item"], columns["rank"], *splits, "grade"]
+    if len(set(names)) != len(names) or columns["list"] in names[:-1]:
+        return "column names must differ"
+    if "line" in [*names, columns["list"]]:
+        return "column name 'line' is the scorer's own"
+    if columns["user"] in ("stage", "n_relevant", "hits", *(str(m) for m in Metric)):
+        return f"column name {columns['user']!r} is the scorer's own"
+    return None
+
+
+def write_table(rows: list[dict[str, str]], header: list[str], path: Path, fmt: str) -> Path:
+    """Rows of text cells as a file of the format: CSV (plain, gzip, in a zip) or Parquet
+    (integer columns where every cell is an integer, a list column of integers for a wide
+    list of integers, text otherwise)."""
+    text = ",".join(header) + "\n" + "".join(",".join(r[c] for c in header) + "\n" for r in rows)
+    if fmt == "csv":
+        path.write_text(text, encoding="utf-8")
+    elif fmt == "csv.gz":
+        path.write_bytes(gzip.compress(text.encode()))
+    elif fmt == "zip":
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("submission.csv", text)
+    else:
+        pl.DataFrame({c: _typed([r[c] for r in rows]) for c in header}).write_parquet(path)
+    return path
+
+
+def _typed(cells: list[str]) -> pl.Series:
+    """A column of text cells as integers when every cell is one (empty ones null)."""
+    if all(cell.lstrip("-").isdigit() or cell == "" for cell in cells):
+        return pl.Series([int(cell) if cell else None for cell in cells], dtype=pl.Int64)
+    return pl.Series([cell or None for cell in cells], dtype=pl.String)
+
+
+def _parquet_lists(path: Path, column: str) -> None:
+    """A wide Parquet file's list column as a list of integers, as pandas users write it."""
+    frame = pl.read_parquet(path)
+    if frame.schema[column] == pl.String:
+        ids = pl.col(column).str.split(" ").list.eval(pl.element().filter(pl.element() != ""))
+        frame.with_columns(ids.cast(pl.List(pl.Int64))).write_parquet(path)
+
+
+def toml(fields: dict[str, object]) -> str:
+    """A spec's fields as TOML: JSON strings are TOML basic strings."""
+    lines = [f"{key} = {json.dumps(v)}" for key, v in fields.items() if not isinstance(v, dict)]
+    for table, values in fields.items():
+        if isinstance(values, dict):
+            lines.append(f"[{table}]")
+            lines += [f"{key} = {json.dumps(v, ensure_ascii=False)}" for key, v in values.items()]
+    return "\n".join(lines) + "\n"
+
+
+def files(case: Case, folder: Path, wide_lists: bool) -> tuple[Path, Path, Path]:
+    """The case's spec, solution and submission written into `folder`."""
+    spec = case.spec()
+    columns = spec.columns
+    sol_header = [columns.user, columns.item]
+    sol_header += [case.split] if case.split else []
+    sol_header += ["grade"] if spec.relevance is Relevance.GRADED else []
+    solution = write_table(case.solution, sol_header, folder / "solution.csv", "csv")
+    header = (
+        [columns.user, columns.list]
+        if case.layout == "wide"
+        else [columns.user, columns.item, columns.rank]
+    )
+    sub = folder / f"submission.{case.fmt}"
+    write_table(case.submission, header, sub, case.fmt)
+    if case.fmt == "parquet" and case.layout == "wide" and wide_lists:
+        _parquet_lists(sub, columns.list)
+    toml_path = folder / "competition.toml"
+    toml_path.write_text(toml(case.fields), encoding="utf-8")
+    return toml_path, solution, sub
+
+
+def check_scores(case: Case, result: scorer.ScoreResult) -> None:
+    """A result equals the reference's to 1e-12: every user's metrics, every split's means."""
+    rules = case.rules()
+    expected = ref.score_rules(case.submission, case.solution, rules, case.no_lost)
+    user = case.spec().columns.user
+    got = {row[user]: row for row in result.per_user.iter_rows(named=True)}
+    assert set(got) == set(expected.users)
+    for u, want in expected.users.items():
+        for metric in ref.METRICS:
+            assert got[u][metric] == pytest.approx(getattr(want, metric), abs=1e-12)
+    for split in ("overall", "public", "private"):
+        means, values = expected.splits[split], result.splits[split]  # type: ignore[index]
+        assert (means is None) == (values is None), split
+        if means is not None and values is not None:
+            assert values.users == means["users"]
+            for metric in Metric:
+                assert values.value(metric) == pytest.approx(means[str(metric)], abs=1e-12)
+    assert result.ignored == expected.ignored
+
+
+def expected_codes(case: Case) -> set[str]:
+    """The codes a flawed submission must be rejected with: the reference's for the long
+    layout, the flaw's own code for the wide one (the reference judges long CSV only)."""
+    assert case.flaw is not None
+    if case.layout == "long":
+        columns: dict[str, str] = case.fields["columns"]  # type: ignore[assignment]
+        header = [columns["user"], columns["item"], columns["rank"]]
+        text = ",".join(header) + "\n"
+        text += "".join(",".join(r[c] for c in header) + "\n" for r in case.submission)
+        return ref.codes(text, case.targets, case.rules())
+    return {FLAWS[case.flaw]}
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases(), wide_lists=st.booleans(), cli=st.integers(0, 3))
+def test_any_spec_scores_as_the_reference_or_is_refused_by_name(
+    case: Case, wide_lists: bool, cli: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    folder = tmp_path_factory.mktemp("case")
+    refused = refusal(case)
+    event("refused" if refused else f"{case.flaw or 'valid'}, {case.fmt} {case.layout}")
+    if refused is not None:
+        with pytest.raises(UsageError, match=re.escape(refused)):
+            case.spec()
+        return
+    spec_path, solution, submission = files(case, folder, wide_lists)
+    spec = Competition.load(spec_path)
+    assert spec == case.spec()
+    args = [str(submission), "--solution", str(solution), "--competition", str(spec_path)]
+    if case.flaw is None:
+        result = scorer.score(
+            submission, solution, competition=spec, no_lost=case.no_lost, parts=case.parts
+        )
+        check_scores(case, result)
+        if cli == 0:  # the CLI prints the same numbers
+            out = runner.invoke(app, ["score", *args, "--json", "--no-lost", case.no_lost])
+            assert out.exit_code == 0, out.output
+            printed = json.loads(out.stdout)
+            assert printed["overall"] == result.overall
+        return
+    with pytest.raises(SubmissionError) as caught:
+        scorer.score(submission, solution, competition=spec, no_lost=case.no_lost, parts=case.parts)
+    codes = set(caught.value.report.codes)
+    assert codes == expected_codes(case) if case.layout == "long" else expected_codes(case) <= codes
+    if cli == 0:  # the CLI names the same codes, exit 1
+        out = runner.invoke(app, ["validate", *args, "--json"])
+        assert out.exit_code == 1, out.output
+        printed = json.loads(out.stdout)
+        assert {p["code"] for p in printed["error"]["problems"]} == codes
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases())
+def test_the_codabench_kit_builds_for_any_spec(
+    case: Case, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The CodaBench kit takes any competition; Kaggle's and EvalAI's still refuse any but lost
+    items by name (issue 23 is theirs)."""
+    assume(refusal(case) is None)
+    folder = tmp_path_factory.mktemp("kit")
+    spec_path, solution, _ = files(case, folder, wide_lists=False)
+    if case.split is None:  # a kit's phases need public and private users
+        with pytest.raises(UsageError, match="the solution has no split column"):
+            kit.build("codabench", solution, folder / "codabench", competition=spec_path)
+    else:
+        written = kit.build("codabench", solution, folder / "codabench", competition=spec_path)
+        assert folder / "codabench" / "bundle.zip" in written
+    for platform in ("kaggle", "evalai"):
+        with pytest.raises(UsageError, match="lost-items competition only"):
+            kit.build(platform, solution, folder / platform, competition=spec_path)
+
+
+def test_the_strategy_reaches_the_scorer_s_own_names() -> None:
+    """The pool holds every name the scorer once kept beside a file's columns."""
+    pool = set(NAME_POOL)
+    assert {"rank", "position", "item", "user_id", "edition_id", "line", "stage"} <= pool
+    assert {"grade", "pair", "n_relevant", "_token", "_user"} <= pool
+    assert any(not name.isascii() for name in pool)
