@@ -150,10 +150,10 @@ def prepare(
     after = os.stat(source)
     if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
         raise UsageError(f"{source}: the solution changed while it was prepared; run again")
-    names = {USER: competition.columns.user, ITEM: competition.columns.item}
+    columns = competition.columns
     frames = {
-        "users": solution.users.rename(names, strict=False),
-        "pairs": solution.pairs.rename(names, strict=False),
+        "users": solution.users.rename({USER: columns.user}),
+        "pairs": solution.pairs.rename({USER: columns.user, ITEM: columns.item}),
     }
     record = {
         "format": FORMAT,
@@ -253,8 +253,12 @@ def load(path: Path, competition: Competition = LOST_ITEMS) -> Solution:
             file, Code.FILE_CORRUPT, f"{file}: not a readable ZIP archive ({exc})"
         ) from None
     # Stored as the competition's files name the user and item; the scorer's names inside.
-    names = {competition.columns.user: USER, competition.columns.item: ITEM}
-    frames = {name: frame.rename(names, strict=False) for name, frame in frames.items()}
+    # Each frame renames only the columns it holds under those names: an item column called
+    # 'stage' is not the users' stage.
+    columns = competition.columns
+    frames["users"] = frames["users"].rename({columns.user: USER}, strict=False)
+    pairs = {columns.user: USER, columns.item: ITEM}
+    frames["pairs"] = frames["pairs"].rename(pairs, strict=False)
     return Solution(
         users=frames["users"],
         pairs=frames["pairs"],

@@ -26,6 +26,7 @@ from scorer.cli import app
 from scorer.competition import Relevance, Rows
 from scorer.errors import UsageError
 from scorer.platforms import kit
+from scorer.prepared import prepare
 
 runner = CliRunner()
 
@@ -243,7 +244,10 @@ def _typed(cells: list[str]) -> pl.Series:
 def _parquet_lists(path: Path, column: str) -> None:
     """A wide Parquet file's list column as a list of integers, as pandas users write it."""
     frame = pl.read_parquet(path)
-    if frame.schema[column] == pl.String:
+    if frame.schema[column] != pl.String:  # one id a list, every one an integer: kept so
+        return
+    ids = frame.get_column(column).str.split(" ").explode().drop_nulls()
+    if ids.str.contains(r"^[0-9]*$").all():  # a list with a bad id stays text
         ids = pl.col(column).str.split(" ").list.eval(pl.element().filter(pl.element() != ""))
         frame.with_columns(ids.cast(pl.List(pl.Int64))).write_parquet(path)
 
@@ -313,10 +317,16 @@ def expected_codes(case: Case) -> set[str]:
     return {FLAWS[case.flaw]}
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=cases(), wide_lists=st.booleans(), cli=st.integers(0, 3))
+#: How a drawn case is run besides the public API on its files: not at all, through the CLI
+#: (`score`, or `validate --targets` for a flawed file), with a prepared solution, or as a
+#: leaderboard's one submission.
+VIA = ("api", "cli", "prepared", "leaderboard")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases(), wide_lists=st.booleans(), via=st.sampled_from(VIA))
 def test_any_spec_scores_as_the_reference_or_is_refused_by_name(
-    case: Case, wide_lists: bool, cli: int, tmp_path_factory: pytest.TempPathFactory
+    case: Case, wide_lists: bool, via: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     folder = tmp_path_factory.mktemp("case")
     refused = refusal(case)
@@ -328,30 +338,56 @@ def test_any_spec_scores_as_the_reference_or_is_refused_by_name(
     spec_path, solution, submission = files(case, folder, wide_lists)
     spec = Competition.load(spec_path)
     assert spec == case.spec()
-    args = [str(submission), "--solution", str(solution), "--competition", str(spec_path)]
+    parts = case.parts
+    if via == "prepared":
+        prepare(solution, folder / "solution.scorer", competition=spec)
+        solution, parts = folder / "solution.scorer", None
+    rules = {"competition": spec, "no_lost": case.no_lost, "parts": parts}
+    result: scorer.ScoreResult | None = None
+    codes: set[str] = set()
     if case.flaw is None:
-        result = scorer.score(
-            submission, solution, competition=spec, no_lost=case.no_lost, parts=case.parts
-        )
+        result = scorer.score(submission, solution, **rules)  # type: ignore[arg-type]
         check_scores(case, result)
-        if cli == 0:  # the CLI prints the same numbers
-            out = runner.invoke(app, ["score", *args, "--json", "--no-lost", case.no_lost])
-            assert out.exit_code == 0, out.output
-            printed = json.loads(out.stdout)
-            assert printed["overall"] == result.overall
-        return
-    with pytest.raises(SubmissionError) as caught:
-        scorer.score(submission, solution, competition=spec, no_lost=case.no_lost, parts=case.parts)
-    codes = set(caught.value.report.codes)
-    assert codes == expected_codes(case) if case.layout == "long" else expected_codes(case) <= codes
-    if cli == 0:  # the CLI names the same codes, exit 1
-        out = runner.invoke(app, ["validate", *args, "--json"])
+    else:
+        with pytest.raises(SubmissionError) as caught:
+            scorer.score(submission, solution, **rules)  # type: ignore[arg-type]
+        codes = set(caught.value.report.codes)
+        want = expected_codes(case)
+        assert codes == want if case.layout == "long" else want <= codes
+    spec_args = ["--competition", str(spec_path)]
+    if via == "cli" and result is not None:  # the CLI prints the same numbers
+        args = [str(submission), "--solution", str(solution), *spec_args, "--json"]
+        out = runner.invoke(app, ["score", *args, "--no-lost", case.no_lost])
+        assert out.exit_code == 0, out.output
+        assert json.loads(out.stdout)["overall"] == result.overall
+    elif via == "cli":  # the targets alone name the same problems, exit 1
+        targets = folder / "targets.csv"
+        rows = [{spec.columns.user: id_cell(case.ids, u)} for u in case.targets]
+        write_table(rows, [spec.columns.user], targets, "csv")
+        args = [str(submission), "--targets", str(targets), *spec_args, "--json"]
+        out = runner.invoke(app, ["validate", *args])
         assert out.exit_code == 1, out.output
-        printed = json.loads(out.stdout)
-        assert {p["code"] for p in printed["error"]["problems"]} == codes
+        assert {p["code"] for p in json.loads(out.stdout)["error"]["problems"]} == codes
+    elif via == "leaderboard":  # a leaderboard scores it alike, or records its rejection
+        manifest = folder / "log.csv"
+        manifest.write_text(f"team,path,submitted_at\nteam,{submission},2026-01-01T00:00:00\n")
+        args = [str(manifest), "--solution", str(solution), "--db", str(folder / "board.db")]
+        # --force: a log of one submission missing a user looks like a wrong solution
+        more = ["--workers", "0", "--no-lost", case.no_lost, "--json", "--force"]
+        out = runner.invoke(app, ["leaderboard", "score", *args, *spec_args, *more])
+        if case.split is None:  # its boards need public and private users
+            assert out.exit_code == 2, out.output
+            message = json.loads(out.stdout)["error"]["message"]
+            assert message.endswith("add a 'stage' or 'Usage' column (public/private)")
+            return
+        assert out.exit_code == 0, out.output
+        (entry,) = json.loads(out.stdout)["submissions"]
+        assert entry["status"] == ("rejected" if result is None else "scored"), entry
+        if result is not None and result.public is not None:
+            assert entry["public"] == pytest.approx(result.public, abs=1e-12)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases())
 def test_the_codabench_kit_builds_for_any_spec(
     case: Case, tmp_path_factory: pytest.TempPathFactory
@@ -360,16 +396,41 @@ def test_the_codabench_kit_builds_for_any_spec(
     items by name (issue 23 is theirs)."""
     assume(refusal(case) is None)
     folder = tmp_path_factory.mktemp("kit")
-    spec_path, solution, _ = files(case, folder, wide_lists=False)
+    spec_path, solution, submission = files(case, folder, wide_lists=False)
     if case.split is None:  # a kit's phases need public and private users
         with pytest.raises(UsageError, match="the solution has no split column"):
             kit.build("codabench", solution, folder / "codabench", competition=spec_path)
     else:
         written = kit.build("codabench", solution, folder / "codabench", competition=spec_path)
         assert folder / "codabench" / "bundle.zip" in written
+        with zipfile.ZipFile(folder / "codabench" / "bundle.zip") as bundle:
+            bundle.extractall(folder / "bundle")
+        if case.flaw is None:  # its scoring program, on its own solution, scores as the reference
+            scores = run_codabench(folder, submission)
+            rules = case.rules()
+            expected = ref.score_rules(case.submission, case.solution, rules, "zero")
+            for split in ("public", "private"):
+                want = ref.primary(expected, rules, split)
+                got = scores.get(f"{split}_{rules.metric}")
+                assert (got is None) == (want is None), split
+                assert got is None or got == pytest.approx(want, abs=1e-12)
     for platform in ("kaggle", "evalai"):
         with pytest.raises(UsageError, match="lost-items competition only"):
             kit.build(platform, solution, folder / platform, competition=spec_path)
+
+
+def run_codabench(folder: Path, submission: Path) -> dict[str, float]:
+    """The kit's final-phase scoring program on a submission: its scores.json."""
+    bundle = folder / "bundle"
+    (folder / "input" / "res").mkdir(parents=True)
+    (folder / "input" / "res" / submission.name).write_bytes(submission.read_bytes())
+    (folder / "input" / "ref").symlink_to(bundle / "reference_data")
+    spec = bundle / "scoring_program_final" / "competition.toml"
+    args = ["codabench", str(folder / "input"), str(folder / "output"), "--phase", "final"]
+    out = runner.invoke(app, [*args, "--competition", str(spec)])
+    assert out.exit_code == 0, out.output
+    scores: dict[str, float] = json.loads((folder / "output" / "scores.json").read_text())
+    return scores
 
 
 def test_the_strategy_reaches_the_scorer_s_own_names() -> None:
