@@ -100,7 +100,8 @@ def broken_solutions(draw: st.DrawFn, usual: bool = False) -> SolutionRows:
 # Any competition (tests/test_any_competition.py)
 # ---------------------------------------------------------------------------------------------
 
-#: The kinds of id a drawn competition may have; "text" joins once the spec has `[ids]`.
+#: The kinds of id a drawn competition may have: "text" joins here once the spec has `[ids]`
+#: (then `id_cell` writes text ids, and the reference reads them).
 ID_KINDS = ("integer",)
 
 #: Column names a competition's files may use: the scorer's own frame columns and the helper

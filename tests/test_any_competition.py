@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import re
 import zipfile
 from dataclasses import dataclass
@@ -111,6 +112,8 @@ def cases(draw: st.DrawFn) -> Case:
         "relevance": "graded" if graded else "binary",
         "columns": {"user": user, "item": item, "rank": rank, "list": listed},
     }
+    if ids != "integer":  # the spec's [ids] table (issue 22, item 1); integer is the default
+        fields["ids"] = {"user": ids, "item": ids}
     if split:
         public, private, ignored = words
         fields["splits"] = {
@@ -141,7 +144,7 @@ def cases(draw: st.DrawFn) -> Case:
         ranks = list(range(1, n + 1))
         if layout == "long" and rows is Rows.AT_MOST:  # an empty place is a rank nobody took
             ranks = sorted(draw(st.lists(st.integers(1, k), min_size=n, max_size=n, unique=True)))
-        lists[u] = [(str(i), str(r)) for i, r in zip(items, ranks, strict=True)]
+        lists[u] = [(id_cell(ids, i), str(r)) for i, r in zip(items, ranks, strict=True)]
     flaw = draw(st.sampled_from([None, None, *FLAWS]))
     flaw = _flaw(draw, flaw, lists, users, k, rows, layout)
     submission: list[dict[str, str]] = []
@@ -439,3 +442,82 @@ def test_the_strategy_reaches_the_scorer_s_own_names() -> None:
     assert {"rank", "position", "item", "user_id", "edition_id", "line", "stage"} <= pool
     assert {"grade", "pair", "n_relevant", "_token", "_user"} <= pool
     assert any(not name.isascii() for name in pool)
+
+
+# The crashes the drawn specs found, each kept as a plain case.
+
+
+def spec_file(folder: Path, columns: dict[str, str], splits: dict[str, object] | None) -> Path:
+    fields: dict[str, object] = {"name": "named", "k": 2, "rows": "at_most", "columns": columns}
+    fields |= {"splits": splits} if splits else {}
+    path = folder / "competition.toml"
+    path.write_text(toml(fields), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("columns", "text", "message"),
+    [
+        # parse_cells kept each bad cell's user in a column '_user' beside the file's
+        (
+            {"user": "u", "item": "_user", "rank": "r", "list": "l"},
+            "u,_user,r\n1,x,1\n1,6,2\n",
+            "line 2: _user 'x' is not a non-negative integer written in digits (user 1)",
+        ),
+        # the hint for ranks counted from 0 counted each user's rows in a column 'n'
+        (
+            {"user": "n", "item": "i", "rank": "r", "list": "l"},
+            "n,i,r\n1,5,0\n1,6,1\n",
+            "line 2: r '0' is not an integer 1..2 (user 1)",
+        ),
+    ],
+)
+def test_a_column_named_like_a_reader_s_own_is_judged(
+    columns: dict[str, str], text: str, message: str, tmp_path: Path
+) -> None:
+    spec = spec_file(tmp_path, columns, None)
+    (tmp_path / "solution.csv").write_text(f"{columns['user']},{columns['item']}\n1,5\n")
+    (tmp_path / "submission.csv").write_text(text)
+    args = ["validate", str(tmp_path / "submission.csv"), "--solution"]
+    out = runner.invoke(app, [*args, str(tmp_path / "solution.csv"), "--competition", str(spec)])
+    assert out.exit_code == 1, out.output
+    assert message in out.stderr
+
+
+def test_a_wide_solution_s_split_column_named_like_the_wide_reader_s_own(tmp_path: Path) -> None:
+    """The wide reader numbers a list's places in its own columns, beside a wide solution's
+    split column under the file's name: '_token' and 'position' once met them."""
+    for split in ("_token", "position"):
+        splits = {"columns": [split], "public": "A", "private": "B", "ignored": "skip"}
+        spec = spec_file(tmp_path, {"user": "u", "item": "i", "rank": "r", "list": "l"}, splits)
+        (tmp_path / "solution.csv").write_text(f"u,l,{split}\n1,5 6,A\n2,7,b\n3,8,nope\n")
+        (tmp_path / "submission.csv").write_text("u,i,r\n1,6,1\n2,7,1\n3,1,1\n")
+        args = ["score", str(tmp_path / "submission.csv"), "--solution"]
+        args += [str(tmp_path / "solution.csv"), "--competition", str(spec)]
+        out = runner.invoke(app, args)
+        assert out.exit_code == 2, out.output
+        assert f"line 4: {split} 'nope' is not A, B or skip" in out.stderr
+        (tmp_path / "solution.csv").write_text(f"u,l,{split}\n1,5 6,A\n2,7,b\n3,8,SKIP\n")
+        out = runner.invoke(app, [*args, "--json"])
+        assert out.exit_code == 0, out.output
+        printed = json.loads(out.stdout)
+        # user 1 (public): 6 at rank 1 of lost 5 and 6; user 2 (private): 7 at rank 1
+        assert printed["public"] == pytest.approx(1 / (1 + 1 / math.log2(3)), abs=1e-12)
+        assert (printed["private"], printed["users"]["ignored"]) == (1.0, 1)
+
+
+def test_a_prepared_solution_keeps_an_item_column_called_stage(tmp_path: Path) -> None:
+    """A prepared solution renamed the item column's name in both of its frames, so an item
+    column called 'stage' took the users' stage on load (an internal ColumnNotFoundError)."""
+    splits = {"columns": ["board"], "public": "A", "private": "B", "ignored": "skip"}
+    columns = {"user": "n_relevant_of", "item": "stage", "rank": "r", "list": "l"}
+    spec = Competition.load(spec_file(tmp_path, columns, splits))
+    solution = tmp_path / "solution.csv"
+    solution.write_text("n_relevant_of,stage,board\n1,5,A\n2,6,B\n")
+    submission = pl.DataFrame(
+        {"n_relevant_of": [1, 1, 2, 2], "stage": [5, 6, 7, 6], "r": [1, 2] * 2}
+    )
+    prepare(solution, tmp_path / "solution.scorer", competition=spec)
+    prepared = scorer.score(submission, tmp_path / "solution.scorer", competition=spec)
+    assert prepared.splits == scorer.score(submission, solution, competition=spec).splits
+    assert (prepared.public, prepared.private) == (1.0, pytest.approx(1 / math.log2(3)))
