@@ -31,7 +31,8 @@ from scorer.prepared import prepare
 
 runner = CliRunner()
 
-#: The formats a submission is written in: (suffix, layout).
+#: The formats a submission is written in: (suffix, layout). A frame is a polars frame given to
+#: the public API (typed as a Parquet file's columns; the CLI reads that file).
 FORMATS = [
     ("csv", "long"),
     ("csv", "wide"),
@@ -41,6 +42,8 @@ FORMATS = [
     ("parquet", "wide"),
     ("zip", "long"),
     ("zip", "wide"),
+    ("frame", "long"),
+    ("frame", "wide"),
 ]
 
 #: The flaws a drawn submission may have, each with the code that must name it.
@@ -278,9 +281,10 @@ def files(case: Case, folder: Path, wide_lists: bool) -> tuple[Path, Path, Path]
         if case.layout == "wide"
         else [columns.user, columns.item, columns.rank]
     )
-    sub = folder / f"submission.{case.fmt}"
-    write_table(case.submission, header, sub, case.fmt)
-    if case.fmt == "parquet" and case.layout == "wide" and wide_lists:
+    fmt = "parquet" if case.fmt == "frame" else case.fmt
+    sub = folder / f"submission.{fmt}"
+    write_table(case.submission, header, sub, fmt)
+    if fmt == "parquet" and case.layout == "wide" and wide_lists:
         _parquet_lists(sub, columns.list)
     toml_path = folder / "competition.toml"
     toml_path.write_text(toml(case.fields), encoding="utf-8")
@@ -346,14 +350,15 @@ def test_any_spec_scores_as_the_reference_or_is_refused_by_name(
         prepare(solution, folder / "solution.scorer", competition=spec)
         solution, parts = folder / "solution.scorer", None
     rules = {"competition": spec, "no_lost": case.no_lost, "parts": parts}
+    given: Path | pl.DataFrame = pl.read_parquet(submission) if case.fmt == "frame" else submission
     result: scorer.ScoreResult | None = None
     codes: set[str] = set()
     if case.flaw is None:
-        result = scorer.score(submission, solution, **rules)  # type: ignore[arg-type]
+        result = scorer.score(given, solution, **rules)  # type: ignore[arg-type]
         check_scores(case, result)
     else:
         with pytest.raises(SubmissionError) as caught:
-            scorer.score(submission, solution, **rules)  # type: ignore[arg-type]
+            scorer.score(given, solution, **rules)  # type: ignore[arg-type]
         codes = set(caught.value.report.codes)
         want = expected_codes(case)
         assert codes == want if case.layout == "long" else want <= codes
