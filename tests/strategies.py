@@ -106,7 +106,8 @@ ID_KINDS = ("integer",)
 
 #: Column names a competition's files may use: the scorer's own frame columns and the helper
 #: columns its readers once added beside a file's columns, names of other roles (a rank
-#: called 'position', a user called 'item'), the per-user table's columns, and non-ASCII.
+#: called 'position', a user called 'item'), the per-user table's columns, names that differ
+#: only in case or fold alike ('Rank', 'user id'), and non-ASCII.
 NAME_POOL = (
     "user_id",
     "edition_id",
@@ -134,6 +135,9 @@ NAME_POOL = (
     "track_id",
     "tracks",
     "board",
+    "Rank",
+    "user id",
+    "item-id",
     "Pösition",
     "usuário",
     "排名",
