@@ -29,6 +29,10 @@ MAX_K = 100
 #: file column's name), and every output names them as the competition's files do again.
 USER, ITEM, RANK = "user_id", "edition_id", "rank"
 
+#: What the scorer calls a solution's split column, whichever of `Splits.columns` a file has:
+#: renamed with the user, item and rank columns, so no file column keeps its name inside.
+STAGE = "stage"
+
 #: The column every reader numbers a file's rows in (`scorer.read`): no file column's name.
 LINE = "line"
 
@@ -356,13 +360,6 @@ def _check(spec: Competition) -> None:
         raise UsageError(
             f"column name {LINE!r} is the scorer's own (the line of a row); expected another name"
         )
-    # A split column keeps its name inside the scorer, beside the scorer's own columns (and
-    # the wide reader's place in a list, 'position').
-    for name in spec.splits.columns:
-        if name in (USER, ITEM, RANK, "position"):
-            raise UsageError(
-                f"column name {name!r} is the scorer's own; expected another split column name"
-            )
     # The per-user table names its user as the files do, beside the scorer's own columns.
     if columns.user in ("stage", "n_relevant", "hits", *Metric):
         raise UsageError(

@@ -26,7 +26,7 @@ from typing import Any, Final
 import polars as pl
 
 import scorer.version as version
-from scorer.competition import ITEM, LOST_ITEMS, USER, Competition, EmptyUsers, IdKind
+from scorer.competition import ITEM, LOST_ITEMS, USER, Competition, EmptyUsers
 from scorer.contract import Codes, Role, Solution, read_solution, reading
 from scorer.errors import Code, FileSystemError, HostError, ScorerError, UsageError, single
 from scorer.read import (
@@ -46,9 +46,6 @@ FORMAT_VERSION = 1
 
 MANIFEST = "prepared.json"
 FRAMES = ("users", "pairs")
-
-#: The dictionaries of text ids (`Codes`), one sorted column `id` each, when ids are text.
-CODES = {"user_ids": "users", "item_ids": "items"}
 
 #: The end of a prepared file's name; a file with another name is recognised by its members.
 SUFFIX = ".prepared"
@@ -155,15 +152,13 @@ def prepare(
     after = os.stat(source)
     if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
         raise UsageError(f"{source}: the solution changed while it was prepared; run again")
-    names = {USER: competition.columns.user, ITEM: competition.columns.item}
+    columns = competition.columns
     frames = {
-        "users": solution.users.rename(names, strict=False),
-        "pairs": solution.pairs.rename(names, strict=False),
+        "users": solution.users.rename({USER: columns.user}),
+        "pairs": solution.pairs.rename({USER: columns.user, ITEM: columns.item}),
     }
-    for name, field in CODES.items():
-        known = getattr(solution.codes, field, None)
-        if known is not None:
-            frames[name] = known.alias("id").to_frame()
+    if solution.codes is not None:
+        frames |= solution.codes.frames()
     record = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -256,27 +251,30 @@ def load(path: Path, competition: Competition = LOST_ITEMS) -> Solution:
         with zipfile.ZipFile(path) as archive:
             record = _record(archive, file)
             _fresh(record, file, competition)
-            every = [*FRAMES, *(name for name in CODES if name in record.get("frames", {}))]
+            every = [*FRAMES, *(n for n in Codes.FRAMES if n in record.get("frames", {}))]
             frames = {name: _frame(archive, record, name, file) for name in every}
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
         raise _broken(
             file, Code.FILE_CORRUPT, f"{file}: not a readable ZIP archive ({exc})"
         ) from None
     # Stored as the competition's files name the user and item; the scorer's names inside.
-    names = {competition.columns.user: USER, competition.columns.item: ITEM}
-    frames = {name: frame.rename(names, strict=False) for name, frame in frames.items()}
-    found = {field: frames[name].to_series() for name, field in CODES.items() if name in frames}
-    ids = competition.ids
-    wanted = {"users": ids.user, "items": ids.item}
-    if any((kind is IdKind.TEXT) != (field in found) for field, kind in wanted.items()):
-        raise _broken(file, Code.FILE_CORRUPT, f"{file}: its text ids do not match its rules")
+    # Each frame renames only the columns it holds under those names: an item column called
+    # 'stage' is not the users' stage.
+    columns = competition.columns
+    frames["users"] = frames["users"].rename({columns.user: USER}, strict=False)
+    pairs = {columns.user: USER, columns.item: ITEM}
+    frames["pairs"] = frames["pairs"].rename(pairs, strict=False)
+    try:
+        codes = Codes.of_frames(frames, competition)
+    except ValueError as exc:  # a file of this version for these rules: its own damage
+        raise _broken(file, Code.FILE_CORRUPT, f"{file}: {exc}") from None
     return Solution(
         users=frames["users"],
         pairs=frames["pairs"],
         has_split=bool(record["has_split"]),
         graded=bool(record["graded"]),
         competition=competition,
-        codes=Codes(users=found.get("users"), items=found.get("items")) if ids.text else None,
+        codes=codes,
     )
 
 

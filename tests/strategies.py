@@ -94,3 +94,78 @@ def broken_solutions(draw: st.DrawFn, usual: bool = False) -> SolutionRows:
     if usual and not drawn.split:  # a stage can only change where there is a split column
         return SolutionRows(rows, "stage", drawn.graded)
     return SolutionRows(rows, drawn.split, drawn.graded)
+
+
+# ---------------------------------------------------------------------------------------------
+# Any competition (tests/test_any_competition.py)
+# ---------------------------------------------------------------------------------------------
+
+#: The kinds of id a drawn competition may have: "text" joins here once the spec has `[ids]`
+#: (then `id_cell` writes text ids, and the reference reads them).
+ID_KINDS = ("integer",)
+
+#: Column names a competition's files may use: the scorer's own frame columns and the helper
+#: columns its readers once added beside a file's columns, names of other roles (a rank
+#: called 'position', a user called 'item'), the per-user table's columns, names that differ
+#: only in case or fold alike ('Rank', 'user id'), and non-ASCII.
+NAME_POOL = (
+    "user_id",
+    "edition_id",
+    "rank",
+    "position",
+    "item",
+    "items",
+    "edition_ids",
+    "line",
+    "stage",
+    "Usage",
+    "grade",
+    "pair",
+    "key",
+    "n",
+    "n_relevant",
+    "hits",
+    "ndcg",
+    "map",
+    "idcg",
+    "_token",
+    "_user",
+    "_bad_rank",
+    "session_id",
+    "track_id",
+    "tracks",
+    "board",
+    "Rank",
+    "user id",
+    "item-id",
+    "Pösition",
+    "usuário",
+    "排名",
+    "ключ",
+)
+
+#: A split column's values (public, private, ignored), as organisers name them.
+SPLIT_WORDS = (
+    ("public", "private", "ignored"),
+    ("A", "B", "skip"),
+    ("Öffentlich", "privat", "übersprungen"),
+)
+
+
+#: Names a spec refuses in some roles: every reader numbers its rows in `line`, a solution
+#: grades in `grade`, and the per-user table holds `stage`, `n_relevant`, `hits` and metrics.
+REFUSABLE = frozenset({"line", "grade", "stage", "n_relevant", "hits", "ndcg", "map"})
+
+
+def column_names(count: int, refusable: bool = True) -> st.SearchStrategy[list[str]]:
+    """`count` distinct names from `NAME_POOL`, in any role; without `refusable`, none of
+    the names a spec may refuse (`REFUSABLE`)."""
+    pool = [n for n in NAME_POOL if refusable or n not in REFUSABLE]
+    return st.lists(st.sampled_from(pool), min_size=count, max_size=count, unique=True)
+
+
+def id_cell(kind: str, value: int) -> str:
+    """An id as a file writes it for a competition whose ids are `kind`."""
+    if kind == "integer":
+        return str(value)
+    raise ValueError(f"id kind {kind!r}")

@@ -4,6 +4,7 @@ rule, scored equal to the independent reference in `reference.py`."""
 from __future__ import annotations
 
 import json
+import math
 import random
 import tempfile
 from dataclasses import replace
@@ -19,7 +20,17 @@ from typer.testing import CliRunner
 import scorer
 from scorer import LOST_ITEMS, Competition, SubmissionError
 from scorer.cli import app
-from scorer.competition import ITEM, MAX_K, USER, Columns, EmptyUsers, Metric, Rows, Split
+from scorer.competition import (
+    ITEM,
+    MAX_K,
+    USER,
+    Columns,
+    EmptyUsers,
+    Metric,
+    Rows,
+    Split,
+    Splits,
+)
 from scorer.errors import UsageError
 from scorer.read import to_wide
 from scorer.scoring import MASK_MAX_K
@@ -100,10 +111,6 @@ def test_the_empty_user_rule_is_part_of_the_fingerprint() -> None:
         ("[columns]\nlist = 'rank'\n", "column names must differ"),
         ("[columns]\nuser = 'line'\n", "column name 'line' is the scorer's own"),
         ("[columns]\nuser = 'ndcg'\n", "column name 'ndcg' is the scorer's own"),
-        (
-            "[columns]\nuser = 'cid'\n[splits]\ncolumns = ['user_id']\n",
-            "column name 'user_id' is the scorer's own",
-        ),
         ("[columns]\nitem = 'a,b'\n", "column name 'a,b'"),
         ("[splits]\ncolumns = []\n", "splits.columns = []; expected a list of names"),
         ("k = \n", "not valid TOML"),
@@ -401,6 +408,45 @@ def test_a_rank_column_named_like_a_column_of_the_scorer_scores_the_long_layout(
     kept = scorer.score(long.rename({name: "rank"}), solution, competition=HM_SPEC)
     assert moved.to_dict() == kept.to_dict()
     assert moved.splits == kept.splits
+
+
+@pytest.mark.parametrize("layout", ["long", "wide"])
+@pytest.mark.parametrize("name", ["user_id", "edition_id", "rank", "position"])
+def test_a_split_column_named_like_a_column_of_the_scorer_scores(
+    name: str, layout: str, tmp_path: Path
+) -> None:
+    """A split column once kept its file's name inside the scorer, beside the user column
+    renamed `user_id` (an internal DuplicateError), so a spec refused these names; now it is
+    renamed with them. Its messages still name it as the file does."""
+    spec = Competition(
+        k=2,
+        columns=Columns("cid", "aid", "pos", "items"),
+        splits=Splits(columns=(name,), public="A", private="B", ignored="skip"),
+    )
+    words = {"a": "public", "b": "private", "skip": "ignored"}  # any case
+
+    def laid_out(stages: list[str]) -> pl.DataFrame:
+        long = pl.DataFrame({"cid": [1, 1, 2, 3], "aid": [5, 6, 7, 8], name: stages})
+        if layout == "long":
+            return long
+        return long.group_by("cid", name, maintain_order=True).agg(
+            pl.col("aid").cast(pl.String).str.join(" ").alias("items")
+        )
+
+    solution = laid_out(["A", "A", "b", "SKIP"])
+    submission = pl.DataFrame({"cid": [1, 1, 2, 2, 3, 3], "aid": [6, 9, 7, 5, 1, 2]})
+    submission = submission.with_columns(pos=pl.int_range(1, 3).over("cid"))
+    result = scorer.score(submission, solution, competition=spec)
+    plain = Competition(k=2, columns=spec.columns)
+    renamed = solution.with_columns(pl.col(name).str.to_lowercase().replace_strict(words))
+    expected = scorer.score(submission, renamed.rename({name: "stage"}), competition=plain)
+    assert result.splits == expected.splits
+    # user 1, public, lost 5 and 6, ranked 6 and 9
+    assert (result.ignored, result.public) == (1, pytest.approx(1 / (1 + 1 / math.log2(3))))
+    with pytest.raises(scorer.HostError) as caught:
+        scorer.score(submission, laid_out(["A", "B", "b", "SKIP"]), competition=spec)
+    assert caught.value.report.codes == ["mixed_stage"]
+    assert f"{name} must be the same on all its rows" in str(caught.value)
 
 
 def test_the_per_user_scores_name_the_user_as_the_competitions_files_do(tmp_path: Path) -> None:

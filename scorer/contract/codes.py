@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import polars as pl
 
@@ -24,6 +25,9 @@ class Codes:
 
     users: pl.Series | None
     items: pl.Series | None
+
+    #: The names `frames` gives the dictionaries, as a prepared file stores them.
+    FRAMES: ClassVar[tuple[str, str]] = ("user_ids", "item_ids")
 
     @classmethod
     def of(cls, frame: pl.DataFrame, competition: Competition) -> Codes:
@@ -53,6 +57,24 @@ class Codes:
         run = (starts.cum_sum() - 1).cast(pl.Int64).alias(USER)
         numbered = replace(codes, users=None).encode(frame).with_columns(run)
         return codes, replace(table, frame=numbered)
+
+    def frames(self) -> dict[str, pl.DataFrame]:
+        """The dictionaries as frames of one column `id`, named by `FRAMES`."""
+        known = dict(zip(self.FRAMES, (self.users, self.items), strict=True))
+        return {name: ids.alias("id").to_frame() for name, ids in known.items() if ids is not None}
+
+    @classmethod
+    def of_frames(cls, frames: dict[str, pl.DataFrame], competition: Competition) -> Codes | None:
+        """The dictionaries `frames` gave back, for `competition` (None when its ids are
+        integers); a `ValueError` when they are not the ones its ids need."""
+        ids = competition.ids
+        wanted = dict(zip(cls.FRAMES, (ids.user, ids.item), strict=True))
+        if any((kind is IdKind.TEXT) != (name in frames) for name, kind in wanted.items()):
+            raise ValueError("its dictionaries of text ids are not those its rules need")
+        if not ids.text:
+            return None
+        found = {name: frame.to_series() for name, frame in frames.items() if name in wanted}
+        return cls(*(found.get(name) for name in cls.FRAMES))
 
     def encode(self, frame: pl.DataFrame) -> pl.DataFrame:
         """A frame's text ids as their codes (Int64; nulls stay null)."""

@@ -10,7 +10,7 @@ from functools import cache
 
 import polars as pl
 
-from scorer.competition import LOST_ITEMS, Competition, Relevance
+from scorer.competition import LOST_ITEMS, STAGE, Competition, Relevance
 from scorer.errors import Code, Issue, Problem, file_error, problem
 from scorer.read import (
     ITEM,
@@ -51,6 +51,9 @@ def spec_of(role: Role, competition: Competition = LOST_ITEMS) -> Spec:
     optional: dict[str, Kind] = dict.fromkeys(competition.splits.columns, "stage")
     if competition.relevance is Relevance.GRADED:
         optional["grade"] = "grade"
+    # The split column takes the scorer's name too: a file's own name (say USER's, beside a
+    # user column 'session_id') never meets the scorer's names inside.
+    internal |= dict.fromkeys(competition.splits.columns, STAGE)
     return Spec(
         str(role),
         {columns.user: user, columns.item: item},

@@ -6,9 +6,9 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
-from scorer.competition import ITEM, LOST_ITEMS, USER, Competition
+from scorer.competition import ITEM, LOST_ITEMS, STAGE, USER, Competition
 from scorer.contract.codes import Codes
-from scorer.contract.files import Role, duplicates, read_as, spec_of
+from scorer.contract.files import Role, duplicates, read_as
 from scorer.errors import Code, HostError, Issue, Report, problem
 from scorer.keys import item_of, keyed, packable, repeats
 from scorer.read import DEFAULT_LIMITS, Limits, Table, TableLike
@@ -82,14 +82,14 @@ def _checked(table: Table, careful: bool) -> Solution:
     words, columns = table.competition.words, table.competition.columns
     pairs = words.listed
     problems = list(table.problems)
-    # The header holds at most one split column (`check_header`'s exclusive columns).
-    splits = spec_of(Role.SOLUTION, table.competition).of_kind("stage")
-    split = next((name for name in splits if name in frame.columns), None)
+    # The header holds at most one split column (`check_header`'s exclusive columns), read
+    # as `STAGE` whatever the file calls it; messages call it as the file does.
+    split = table.file_names.get(STAGE)
     frame = frame.select(
         "line",
         USER,
         ITEM,
-        (pl.col(split) if split else pl.lit(None, pl.String)).alias("stage"),
+        pl.col(STAGE) if STAGE in frame.columns else pl.lit(None, pl.String).alias(STAGE),
         # grades are 0..MAX_GRADE once judged: a byte each
         (pl.col("grade").fill_null(1) if "grade" in frame.columns else pl.lit(1))
         .cast(pl.Int8)

@@ -349,9 +349,11 @@ class _Truth:
                     )
                 solution = solution_at(copy, self.limits, competition=self.competition)
             if not solution.has_split:
+                splits = self.competition.splits
+                columns = " or ".join(repr(name) for name in splits.columns)
                 raise UsageError(
                     f"{self.path.name}: a leaderboard needs a public/private split; add a "
-                    "'stage' (public/private) or 'Usage' (Public/Private) column"
+                    f"{columns} column ({splits.public}/{splits.private})"
                 )
             users = solution.users.sort(USER)
             ids = users.get_column(USER).to_numpy().astype(np.int64)

@@ -56,8 +56,9 @@ def build(
             raise UsageError(f"{targets}: its users are not the solution's target users")
         users = listed
     if not truth.has_split:
+        columns = " or ".join(rules.splits.columns)  # as the competition names them
         raise UsageError(
-            f"{solution}: the solution has no split column (stage or Usage); a competition "
+            f"{solution}: the solution has no split column ({columns}); a competition "
             "kit needs public and private users"
         )
     begin = start or dt.date.today()

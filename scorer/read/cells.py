@@ -120,6 +120,9 @@ class Table:
     competition: Competition = LOST_ITEMS
     #: What the cells show of common mistakes, for hints (`scorer.read.hints`).
     clues: Clues = field(default_factory=Clues)
+    #: The file's name of each column renamed to the scorer's (`Spec.internal`), by the
+    #: scorer's name: what messages call a split column, whichever the file had.
+    file_names: Mapping[str, str] = field(default_factory=dict)
 
 
 #: An integer cell as the competition's own reader (pandas) takes one: ASCII spaces or tabs
@@ -133,6 +136,11 @@ def integer(cell: pl.Expr) -> pl.Expr:
     sign is left to refuse: no regular expression runs over millions of cells."""
     text = cell.str.strip_chars(" \t")
     return pl.when(~text.str.starts_with("-")).then(text.str.to_integer(strict=False))
+
+
+#: The user of a bad cell, beside the file's columns under their names: a line break in it,
+#: which no column of a spec may have (`scorer.competition`), so a column '_user' meets it not.
+_OWNER = "\nuser"
 
 
 def parse_cells(
@@ -174,9 +182,9 @@ def parse_cells(
             continue
         mask = flags.get_column(f"_bad_{name}")
         rows = (
-            cells.with_columns(_user=user).filter(mask).head(5)
+            cells.with_columns(user.alias(_OWNER)).filter(mask).head(5)
             if user is not None
-            else (cells.filter(mask).head(5).with_columns(_user=pl.lit(None, pl.Int64)))
+            else (cells.filter(mask).head(5).with_columns(pl.lit(None, pl.Int64).alias(_OWNER)))
         )
         problems.append(
             problem(
@@ -184,7 +192,7 @@ def parse_cells(
                 counts[name],
                 [
                     cell_issue(spec, unit, kind, name, ln, raw, u)
-                    for ln, raw, u in rows.select("line", name, "_user").rows()
+                    for ln, raw, u in rows.select("line", name, _OWNER).rows()
                 ],
             )
         )
@@ -316,7 +324,7 @@ def apply_ranges(
         _stage_names(name, values, spec)
         for name, values in stages.items()
         if any(value not in tuple(Stage) for value in values)
-    ).rename({k: v for k, v in spec.internal.items() if k in kinds})  # the file's columns only
+    ).rename(renamed := {k: v for k, v in spec.internal.items() if k in kinds})  # the file's only
     return Table(
         file=file,
         frame=frame if "rank" in kinds.values() else _flag_sorted(frame),
@@ -324,6 +332,7 @@ def apply_ranges(
         unit=unit,
         competition=spec.competition,
         clues=clues,
+        file_names={v: k for k, v in renamed.items()},
     )
 
 

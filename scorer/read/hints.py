@@ -153,6 +153,12 @@ def _zero_hint(clues: Clues, competition: Competition) -> str | None:
     )
 
 
+#: `zero_based`'s own columns, beside the user column under the file's name: a line break in
+#: each, which no column of a spec may have (`scorer.competition`), so a user column called
+#: 'n' meets neither.
+_ZERO, _ROWS = "\nzero", "\nrows"
+
+
 def zero_based(frame: pl.DataFrame, user: str, rank: str, k: int) -> tuple[int, int]:
     """The users whose every rank is in 0..k-1, one of them 0, and how many rows they have:
     one group-by of the columns read, run only when some rank is out of range."""
@@ -164,9 +170,9 @@ def zero_based(frame: pl.DataFrame, user: str, rank: str, k: int) -> tuple[int, 
                 (pl.col(rank).min() == 0)
                 & (pl.col(rank).max() < k)
                 & (pl.col(rank).null_count() == 0)
-            ).alias("zero"),
-            pl.len().alias("n"),
+            ).alias(_ZERO),
+            pl.len().alias(_ROWS),
         )
-        .filter(pl.col("zero"))
+        .filter(pl.col(_ZERO))
     )
-    return per_user.height, int(per_user.get_column("n").sum())
+    return per_user.height, int(per_user.get_column(_ROWS).sum())

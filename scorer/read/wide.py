@@ -12,6 +12,7 @@ from scorer.read.cells import (
     ITEM,
     RANK,
     USER,
+    Kind,
     Spec,
     Table,
     Unit,
@@ -128,6 +129,19 @@ def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Ta
     return _to_long(file, cells, spec, "row", limits, [])
 
 
+#: The wide reader's own columns while a solution's split column sits beside them under the
+#: file's name: names with a line break, which no column of a spec may have
+#: (`scorer.competition`), so a split column called 'position' (or like USER) meets none of them.
+#: They take the scorer's names once the split column has taken its own (`apply_ranges`).
+_OWN = {
+    ITEM: f"\n{ITEM}",
+    RANK: f"\n{RANK}",
+    "position": "\nposition",
+    "_token": "\ntoken",
+    "code": "\ncode",
+}
+
+
 def _to_long(
     file: str,
     cells: pl.DataFrame,
@@ -152,40 +166,44 @@ def _to_long(
     found = [*problems, *found]
     if spec.user_kind == "text":  # as `apply_ranges` judges a long file's text ids
         for code, mask in bad_texts(users, user, plain).items():
-            rows = users.filter(mask)
-            if not rows.height:
+            bad_rows = users.filter(mask)
+            if not bad_rows.height:
                 continue
             issues = [
-                cell_issue(spec, unit, "text", user, ln, u, None) for ln, u in rows.head(5).rows()
+                cell_issue(spec, unit, "text", user, ln, u, None)
+                for ln, u in bad_rows.head(5).rows()
             ]
-            found.append(problem(code, rows.height, issues))
-        users = users.with_columns(pl.when(text_code(pl.col(user)).is_null()).then(pl.col(user)))
-    token = pl.col("_token")
+            found.append(problem(code, bad_rows.height, issues))
+        users = users.with_columns(
+            pl.when(text_code(pl.col(user), plain).is_null()).then(pl.col(user))
+        )
+    token, position, item = _OWN["_token"], _OWN["position"], _OWN[ITEM]
+    text = spec.item_kind == "text"
     rows = (
         cells.select(
             "line",
-            users.get_column(user).alias(USER),
-            pl.col(ids).alias("_token"),
-            pl.int_ranges(1, pl.col(ids).list.len() + 1, dtype=pl.Int64).alias("position"),
+            users.get_column(user),  # the user keeps the file's name: no other column has it
+            pl.col(ids).alias(token),
+            pl.int_ranges(1, pl.col(ids).list.len() + 1, dtype=pl.Int64).alias(position),
             *extras,
         )
-        .explode("_token", "position", empty_as_null=True)
+        .explode(token, position, empty_as_null=True)
         .with_columns(
             # As in the long format: digits, perhaps after a '+' ('-1' is not an id); a text
             # id as written (a list's ids are never empty).
             (
-                pl.when(text_code(token, plain).is_null()).then(token)
-                if spec.item_kind == "text"
-                else integer(token).cast(pl.Int64)
-            ).alias(ITEM)
+                pl.when(text_code(pl.col(token), plain).is_null()).then(pl.col(token))
+                if text
+                else integer(pl.col(token)).cast(pl.Int64)
+            ).alias(item)
         )
     )
-    listed = pl.col("position").is_not_null()
-    bad = rows.filter(listed & pl.col(ITEM).is_null())
+    listed = pl.col(position).is_not_null()
+    bad = rows.filter(listed & pl.col(item).is_null())
     if bad.height:
-        why = text_code(token, plain) if spec.item_kind == "text" else pl.lit(None, pl.String)
-        bad = bad.with_columns(why.fill_null(str(Code.INVALID_ID)).alias("_code"))
-        for (code,), some in bad.group_by("_code", maintain_order=True):
+        why = text_code(pl.col(token), plain) if text else pl.lit(None, pl.String)
+        bad = bad.with_columns(why.fill_null(str(Code.INVALID_ID)).alias(_OWN["code"]))
+        for (code,), some in bad.group_by(_OWN["code"], maintain_order=True):
             found.append(
                 problem(
                     Code(str(code)),
@@ -193,14 +211,21 @@ def _to_long(
                     [
                         _token_issue(spec, unit, ln, p, raw, u)
                         for ln, p, raw, u in some.head(5)
-                        .select("line", "position", "_token", USER)
+                        .select("line", position, token, user)
                         .rows()
                     ],
                 )
             )
-    frame = rows.select("line", USER, ITEM, pl.col("position").alias(RANK), "position", *extras)
+    frame = rows.select("line", user, item, pl.col(position).alias(_OWN[RANK]), position, *extras)
     # A split column is judged as in the long layout; ids were judged above.
-    return apply_ranges(file, frame, {name: "stage" for name in extras}, spec, unit, found, clues)
+    kinds: dict[str, Kind] = {name: "stage" for name in extras}
+    table = apply_ranges(file, frame, kinds, spec, unit, found, clues)
+    own = {user: USER, **{hidden: name for name, hidden in _OWN.items() if name != "code"}}
+    named = table.frame.rename(own, strict=False)
+    users_of = named.get_column(USER)
+    if not users_of.has_nulls() and users_of.is_sorted():  # as `apply_ranges` flags a long one
+        named = named.with_columns(users_of.set_sorted())
+    return dataclasses.replace(table, frame=named)
 
 
 def _token_issue(
