@@ -391,6 +391,14 @@ def _id(cell: str) -> int | None:
     return value if value <= _INT64_MAX else None
 
 
+def _text_id(cell: str) -> str | None:
+    """A text id: 1 to 256 bytes of UTF-8, no whitespace, no control character (task.md,
+    "Text ids"), or None."""
+    size = len(cell.encode())
+    bad = any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in cell)
+    return cell if 0 < size <= 256 and not bad else None
+
+
 def _rank(cell: str, k: int = K) -> int | None:
     value = _id(cell)
     return value if value is not None and 1 <= value <= k else None
@@ -402,7 +410,7 @@ def _unquote(cell: str) -> str:
     return cell
 
 
-def problems(text: str, targets: Iterable[int], rules: Rules | None = None) -> Counter[str]:
+def problems(text: str, targets: Iterable[Id], rules: Rules | None = None) -> Counter[str]:
     """The problems of a long-layout submission's CSV text (no quoted commas or newlines), as
     counts a code, under `rules` (lost items' by default): columns user, item and rank, ranks
     1..k, and exactly k rows a user, or 1..k for "at_most" (a user without rows is missing).
@@ -436,18 +444,19 @@ def problems(text: str, targets: Iterable[int], rules: Rules | None = None) -> C
         return Counter({"no_rows": 1})
 
     wanted = set(targets)
-    rows: dict[int, int] = Counter()
-    ranks_seen: set[tuple[int, int]] = set()
-    editions_seen: set[tuple[int, int]] = set()
-    unknown: set[int] = set()
+    rows: dict[Id, int] = Counter()
+    ranks_seen: set[tuple[Id, int]] = set()
+    editions_seen: set[tuple[Id, Id]] = set()
+    unknown: set[Id] = set()
     for line in body:
         fields = line.split(",")
         if len(fields) != len(header):
             found["field_count"] += 1
             continue
         cell = dict(zip(header, (_unquote(f) for f in fields), strict=True))
-        user = _id(cell[rules.user])
-        edition = _id(cell[rules.item])
+        user = _text_id(cell[rules.user]) if rules.user_ids == "text" else _id(cell[rules.user])
+        item = cell[rules.item]
+        edition = _text_id(item) if rules.item_ids == "text" else _id(item)
         rank = _rank(cell[rules.rank], rules.k)
         found["invalid_id"] += (user is None) + (edition is None)
         found["invalid_rank"] += rank is None
@@ -472,6 +481,6 @@ def problems(text: str, targets: Iterable[int], rules: Rules | None = None) -> C
     return +found  # drop zero counts
 
 
-def codes(text: str, targets: Iterable[int], rules: Rules | None = None) -> set[str]:
+def codes(text: str, targets: Iterable[Id], rules: Rules | None = None) -> set[str]:
     """The set of problem codes of a submission's CSV text; empty when it is valid."""
     return set(problems(text, targets, rules))

@@ -100,9 +100,9 @@ def broken_solutions(draw: st.DrawFn, usual: bool = False) -> SolutionRows:
 # Any competition (tests/test_any_competition.py)
 # ---------------------------------------------------------------------------------------------
 
-#: The kinds of id a drawn competition may have: "text" joins here once the spec has `[ids]`
-#: (then `id_cell` writes text ids, and the reference reads them).
-ID_KINDS = ("integer",)
+#: The kinds of id a drawn competition may have (`[ids]`): `id_cell` writes each, the
+#: reference reads each.
+ID_KINDS = ("integer", "text")
 
 #: Column names a competition's files may use: the scorer's own frame columns and the helper
 #: columns its readers once added beside a file's columns, names of other roles (a rank
@@ -168,4 +168,6 @@ def id_cell(kind: str, value: int) -> str:
     """An id as a file writes it for a competition whose ids are `kind`."""
     if kind == "integer":
         return str(value)
+    if kind == "text":  # zeros that count, and text beyond ASCII: never read as a number
+        return f"u{value:06d}" if value % 2 == 0 else f"é{value}"
     raise ValueError(f"id kind {kind!r}")

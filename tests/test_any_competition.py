@@ -88,6 +88,8 @@ class Case:
             public=public,
             private=private,
             ignored=ignored,
+            user_ids=self.ids,
+            item_ids=self.ids,
             **columns,
         )
 
@@ -149,7 +151,7 @@ def cases(draw: st.DrawFn) -> Case:
             ranks = sorted(draw(st.lists(st.integers(1, k), min_size=n, max_size=n, unique=True)))
         lists[u] = [(id_cell(ids, i), str(r)) for i, r in zip(items, ranks, strict=True)]
     flaw = draw(st.sampled_from([None, None, *FLAWS]))
-    flaw = _flaw(draw, flaw, lists, users, k, rows, layout)
+    flaw = _flaw(draw, flaw, lists, users, k, rows, layout, ids)
     submission: list[dict[str, str]] = []
     for u, placed in lists.items():
         if layout == "wide":
@@ -181,6 +183,7 @@ def _flaw(
     k: int,
     rows: Rows,
     layout: str,
+    ids: str = "integer",
 ) -> str | None:
     """Break the drawn lists as `flaw` says (in place), or return None when the lists cannot
     have that flaw; the flaw made. A bad item is negative, a word or a float; a bad rank is
@@ -189,10 +192,12 @@ def _flaw(
     if flaw == "missing_user":
         del lists[draw(st.sampled_from(users))]
     elif flaw == "unknown_user":
-        lists[max(users) + 1] = [("1", "1")]
+        lists[max(users) + 1] = [(id_cell(ids, 1), "1")]
     elif flaw == "bad_item" and full:
         u = draw(st.sampled_from(full))
-        lists[u][0] = (draw(st.sampled_from(["-1", "x", "1.5"])), lists[u][0][1])
+        # a text id may be '-1', 'x' or '1.5', but holds no control character
+        bad = ["-1", "x", "1.5"] if ids == "integer" else ["x\x01", "\x7fx"]
+        lists[u][0] = (draw(st.sampled_from(bad)), lists[u][0][1])
     elif flaw == "bad_rank" and layout == "long" and full:
         u = draw(st.sampled_from(full))
         lists[u][-1] = (lists[u][-1][0], draw(st.sampled_from([str(k + 1), "0", "r"])))
@@ -320,7 +325,8 @@ def expected_codes(case: Case) -> set[str]:
         header = [columns["user"], columns["item"], columns["rank"]]
         text = ",".join(header) + "\n"
         text += "".join(",".join(r[c] for c in header) + "\n" for r in case.submission)
-        return ref.codes(text, case.targets, case.rules())
+        targets = [u if case.ids == "integer" else id_cell(case.ids, u) for u in case.targets]
+        return ref.codes(text, targets, case.rules())
     return {FLAWS[case.flaw]}
 
 
@@ -447,6 +453,10 @@ def test_the_strategy_reaches_the_scorer_s_own_names() -> None:
     assert {"rank", "position", "item", "user_id", "edition_id", "line", "stage"} <= pool
     assert {"grade", "pair", "n_relevant", "_token", "_user"} <= pool
     assert any(not name.isascii() for name in pool)
+    assert ID_KINDS == ("integer", "text")
+    written = [id_cell("text", v) for v in range(2000)]
+    assert len(set(written)) == len(written)  # one text a value
+    assert not any(cell.isdigit() for cell in written)  # never read as a number, in Parquet too
 
 
 # The crashes the drawn specs found, each kept as a plain case.
