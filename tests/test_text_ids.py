@@ -128,7 +128,8 @@ def test_a_text_id_has_no_space_or_control_character_and_at_most_256_bytes(
 )
 def test_a_scan_tells_when_no_cell_can_hold_whitespace(text: bytes, plain: bool) -> None:
     """Then text ids are judged by length alone; any doubt runs the full rule."""
-    assert scan_text("f.csv", text, DEFAULT_LIMITS).plain is plain
+    assert scan_text("f.csv", text, DEFAULT_LIMITS, texts=True).plain is plain
+    assert not scan_text("f.csv", text, DEFAULT_LIMITS).plain  # not looked for: no text ids
 
 
 def test_a_no_break_space_in_a_text_id_is_refused(tmp_path: Path) -> None:

@@ -56,17 +56,24 @@ class Text:
 
 
 def scan_text(
-    file: str, content: Path | bytes, limits: Limits, *, blank_long: bool = False
+    file: str,
+    content: Path | bytes,
+    limits: Limits,
+    *,
+    blank_long: bool = False,
+    texts: bool = False,
 ) -> Text:
     """One pass over a CSV's bytes: the header, the line count, the lines longer than the cap
     and whether the fast read is safe; structural problems (empty, binary, undecodable header,
     wrong delimiter) raise. With `blank_long`, the returned source has its long lines emptied,
-    so a reader never holds a 100 MB line in memory (and must report `long_lines` itself)."""
+    so a reader never holds a 100 MB line in memory (and must report `long_lines` itself).
+    `texts`: the file holds text ids, so find whether the text is `plain` (two more passes
+    over the bytes, which a file of integers does without)."""
     lines = 0
     quotes = 0
     bare = 0  # carriage returns not followed by a newline: line ends of old Mac files
     lenient = False
-    plain = True
+    plain = texts
     maybe_long = False
     last = b""
     head = b""
@@ -89,7 +96,7 @@ def scan_text(
             bare += chunk.count(b"\r") - chunk.count(b"\r\n") - (last + chunk[:1] == b"\r\n")
         last = chunk[-1:]
     if bare:  # read a bare CR as the line end it is (Excel for Mac), as pandas does
-        return scan_text(file, _lf(content), limits, blank_long=blank_long)
+        return scan_text(file, _lf(content), limits, blank_long=blank_long, texts=texts)
     # A quote left open makes polars' reader panic ('"' alone): such a file takes the slow path.
     lenient = lenient or quotes % 2 == 1
     lengths = _LineLengths(limits.max_line_bytes)
