@@ -192,6 +192,10 @@ def test_an_integer_column_in_place_of_text_ids_is_refused(tmp_path: Path) -> No
     assert problems(exc) == {
         "column_type": ["sub.parquet: column 'track_id' holds Int64; expected text ids (strings)"]
     }
+    assert exc.value.report.problems[0].hint == (
+        "track_id holds ids as text, matched as written (0108775015 is not 108775015): read "
+        'them as text, pd.read_csv(path, dtype={"track_id": str}), and write them so'
+    )
 
 
 def test_codes_follow_the_solution_and_tell_unknown_values_apart() -> None:

@@ -130,13 +130,20 @@ def no_rows(file: str) -> Report:
 
 def type_report(file: str, frame: pl.DataFrame, name: str, expected: str = "integers") -> Report:
     """A column of the wrong type; one of floats where integers are expected, which
-    `astype("int64")` makes the integers they are, gets its hint."""
+    `astype("int64")` makes the integers they are, gets its hint, as do numbers where text
+    ids are expected (read as numbers, they lost their leading zeros)."""
     dtype = frame.schema[name]
     whole = expected == "integers" and dtype.is_float() and whole_floats(frame.select(name))
+    hint = float_hint([name]) if whole else None
+    if expected.startswith("text ids") and dtype.is_numeric():
+        hint = (
+            f"{name} holds ids as text, matched as written (0108775015 is not 108775015): read "
+            f'them as text, pd.read_csv(path, dtype={{"{name}": str}}), and write them so'
+        )
     return single(
         file,
         Code.COLUMN_TYPE,
         f"{file}: column {name!r} holds {dtype}; expected {expected}",
-        hint=float_hint([name]) if whole else None,
+        hint=hint,
         column=name,
     )
