@@ -403,3 +403,20 @@ def test_numbering_a_solution_by_its_runs_is_numbering_it_by_its_dictionary(
     assert codes.items is not None and expected.items is not None
     assert codes.items.to_list() == expected.items.to_list()
     assert numbered.frame.equals(expected.encode(frame))
+
+
+def test_a_file_of_none_of_the_targets_is_told_why_text_ids_may_not_match() -> None:
+    """data/hm's file against data/hm-kaggle's targets: its ids are numbers, not Kaggle's."""
+    with pytest.raises(SubmissionError) as exc:
+        scorer.validate(
+            HM / "sample_submission.csv",
+            targets=KAGGLE / "targets.csv",
+            competition=Competition.load(KAGGLE / "competition.toml"),
+        )
+    hints = {str(p.code): p.hint for p in exc.value.report.problems}
+    assert hints == {
+        "missing_user": None,
+        "unknown_user": "no user of the file is a target user: customer_id values are text, "
+        "matched exactly as the targets file writes them (0108775015 is not 108775015, ab is "
+        "not AB); copy them from it as text",
+    }

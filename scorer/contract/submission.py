@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from scorer.competition import LOST_ITEMS, Competition, Rows
+from scorer.competition import LOST_ITEMS, Competition, IdKind, Rows
 from scorer.contract.codes import Codes
 from scorer.contract.files import Role, duplicates, reading, spec_of
 from scorer.contract.solution import Solution
@@ -255,9 +255,24 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
                 )
                 for u, ln, n in unknown.head(5).rows()
             ],
+            hint=_strangers(competition)
+            if unknown.height and missing.height == targets.len()
+            else None,
         )
     )
     return found
+
+
+def _strangers(competition: Competition) -> str | None:
+    """The hint of a file whose users are none of the targets, when ids are text: the
+    usual cause is ids read as numbers on the way, or written in another form."""
+    if competition.ids.user is not IdKind.TEXT:
+        return None
+    return (
+        f"no {competition.words.user} of the file is a target {competition.words.user}: "
+        f"{competition.columns.user} values are text, matched exactly as the targets file "
+        "writes them (0108775015 is not 108775015, ab is not AB); copy them from it as text"
+    )
 
 
 def _wanted(competition: Competition, wide: bool) -> str:
