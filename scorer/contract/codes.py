@@ -80,7 +80,7 @@ class Codes:
         """A frame's text ids as their codes (Int64; nulls stay null)."""
         pairs = [(USER, self.users), (ITEM, self.items)]
         return frame.with_columns(
-            _encode(frame.get_column(name), known)
+            _encode(frame.get_column(name), known, runs=name == USER)
             for name, known in pairs
             if known is not None and name in frame.columns
         )
@@ -115,10 +115,13 @@ def _decode(codes: pl.Series, known: pl.Series | None) -> pl.Series:
     return codes if known is None else known.gather(codes).alias(codes.name)
 
 
-def _encode(values: pl.Series, known: pl.Series) -> pl.Series:
+def _encode(values: pl.Series, known: pl.Series, runs: bool = True) -> pl.Series:
     """Each value's place in `known` (distinct values), or for a value not in it a place
     past its end, the same for the same text. A file lists a user's rows together, as a
-    rule: each run of one value is looked up once."""
+    rule: each run of one value is looked up once (`runs`: the users; a user's items are
+    no runs)."""
+    if not runs:
+        return _encode_all(values, known)
     starts = _starts(values)
     if int(starts.sum()) * 4 > values.len():
         return _encode_all(values, known)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import polars as pl
 
@@ -33,7 +35,7 @@ def check_submission(
     *,
     packed: bool | None = None,
     careful: bool = False,
-    shown: tuple[Table, pl.Series] | None = None,
+    shown: Callable[[], tuple[Table, pl.Series]] | None = None,
 ) -> pl.DataFrame:
     """Apply every rule of the table's competition; raise one `SubmissionError` listing every
     problem, or return the listed rows `keyed` by pair with their rank, as scoring joins them
@@ -55,7 +57,8 @@ def check_submission(
     rows = None if table.problems else ranked(listed, packed, competition.rank_bits, top)
     if rows is not None and not (careful or empty) and _passes_screen(rows, targets, competition):
         return rows
-    report = Report.of(table.file, [*table.problems, *_row_problems(*(shown or (table, targets)))])
+    written, users = shown() if shown else (table, targets)
+    report = Report.of(table.file, [*table.problems, *_row_problems(written, users)])
     if report or rows is None:
         raise SubmissionError(report)
     return rows
@@ -75,7 +78,7 @@ def check_against(table: Table, solution: Solution) -> pl.DataFrame:
         coded,
         solution.targets,
         packed=packable(coded.frame, solution.pairs),
-        shown=(table, solution.written_targets),
+        shown=lambda: (table, solution.written_targets),
     )
 
 
@@ -310,4 +313,4 @@ def checked_rows(truth: Solution | pl.Series, table: Table) -> int:
         return check_submission(table, truth).height
     codes = Codes.of(truth.to_frame(USER), table.competition)
     targets = codes.encode(truth.to_frame(USER)).get_column(USER)
-    return check_submission(codes.table(table), targets, shown=(table, truth)).height
+    return check_submission(codes.table(table), targets, shown=lambda: (table, truth)).height
