@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -190,20 +191,33 @@ def score(
         emit("score", result.to_dict())
 
 
-def _score_table(result: ScoreResult) -> str:
+def _score_table(result: ScoreResult, width: int | None = None) -> str:
+    """The scores for people, `width` characters wide at most (the terminal's, `COLUMNS`, or
+    80): the metrics that do not fit beside the split and user columns are stacked below
+    in another block of the same rows, the competition's metric always in the first."""
+    width = width or shutil.get_terminal_size().columns
     names = list(result.competition.labels.values())
-    width = max(12, *map(len, names))  # 'precision@100' is 13 characters
-    lines = [f"{'split':<8} {'users':>7}  " + "  ".join(f"{n:>{width}}" for n in names)]
-    for split, values in result.splits.items():
-        if values is None:
-            continue
-        row = values.to_dict(result.competition)
-        cells = "  ".join(f"{row[n]:>{width}.6f}" for n in names)
-        lines.append(f"{split:<8} {values.users:>7,}  {cells}")
+    rows = [(split, values) for split, values in result.splits.items() if values is not None]
+    cell = max(12, *map(len, names))  # 'precision@100' is 13 characters
+    users = max(7, *(len(f"{values.users:,}") for _, values in rows))
+    fits = max(1, (width - 8 - 1 - users) // (cell + 2))
+    per_block = -(-len(names) // -(-len(names) // fits))  # blocks of even size: 3 and 3
+    lines: list[str] = []
+    for start in range(0, len(names), per_block):
+        block = names[start : start + per_block]
+        if lines:
+            lines.append("")
+        lines.append(
+            f"{'split':<8} {'users':>{users}}  " + "  ".join(f"{n:>{cell}}" for n in block)
+        )
+        for split, values in rows:
+            row = values.to_dict(result.competition)
+            cells = "  ".join(f"{row[n]:>{cell}.6f}" for n in block)
+            lines.append(f"{split:<8} {values.users:>{users},}  {cells}")
     if result.ignored:
         noun = "user" if result.ignored == 1 else "users"
         lines.append(
-            f"ignored  {result.ignored:>7,}  {noun} of the solution's ignored stage: "
+            f"ignored  {result.ignored:>{users},}  {noun} of the solution's ignored stage: "
             "checked, not scored"
         )
     return "\n".join(lines)
