@@ -12,7 +12,7 @@ import typer
 
 from scorer.api import score as score_submission
 from scorer.api import validate as validate_submission
-from scorer.errors import FileSystemError, UsageError, size
+from scorer.errors import MAX_EXAMPLES, FileSystemError, UsageError, showing, size
 from scorer.leaderboard.cli import board_app
 from scorer.ndcg_json import ndcg_json
 from scorer.parts import LEAST_BUDGET
@@ -29,8 +29,10 @@ from scorer.shell import (
     CompetitionFile,
     Json,
     JsonGroup,
+    Problems,
     competition_of,
     emit,
+    examples_asked,
     explain,
     fail,
     guarded,
@@ -165,6 +167,7 @@ def score(
     max_memory: MaxMemory = DEFAULT_LIMITS.max_memory,
     parts: Parts = None,
     competition: CompetitionFile = None,
+    problems: Problems = str(MAX_EXAMPLES),
 ) -> None:
     """Validate a submission against the solution and print its public, private and overall
     scores (NDCG@20 by default) (exit 0), or every problem of the file (exit 1)."""
@@ -174,9 +177,10 @@ def score(
         rules = competition_of(competition)
         if per_user is not None:
             output_kind(per_user)  # fail before the work, not after it
-        return score_submission(
-            submission, solution, competition=rules, no_lost=no_lost, limits=limits, parts=parts
-        )
+        with showing(examples_asked(problems)):
+            return score_submission(
+                submission, solution, competition=rules, no_lost=no_lost, limits=limits, parts=parts
+            )
 
     with guarded("score", as_json):
         result = run()
@@ -243,6 +247,7 @@ def validate(
     max_memory: MaxMemory = DEFAULT_LIMITS.max_memory,
     parts: Parts = None,
     competition: CompetitionFile = None,
+    problems: Problems = str(MAX_EXAMPLES),
 ) -> None:
     """Check a submission with the same rules and messages as `score`, without scoring it:
     run it before every upload."""
@@ -252,14 +257,15 @@ def validate(
         rules = competition_of(competition)
         if (targets is None) == (solution is None):
             raise UsageError("give exactly one of --targets or --solution")
-        return validate_submission(
-            submission,
-            targets=targets,
-            solution=solution,
-            competition=rules,
-            limits=limits,
-            parts=parts,
-        )
+        with showing(examples_asked(problems)):
+            return validate_submission(
+                submission,
+                targets=targets,
+                solution=solution,
+                competition=rules,
+                limits=limits,
+                parts=parts,
+            )
 
     with guarded("validate", as_json):
         rows = run()

@@ -8,7 +8,7 @@ import polars as pl
 
 from scorer.competition import ITEM, LOST_ITEMS, USER, Competition
 from scorer.contract.files import Role, duplicates, read_as, spec_of
-from scorer.errors import Code, HostError, Issue, Report, problem
+from scorer.errors import Code, HostError, Issue, Report, examples_shown, problem
 from scorer.keys import item_of, keyed, packable, repeats
 from scorer.read import DEFAULT_LIMITS, Limits, Table, TableLike
 
@@ -111,7 +111,7 @@ def solution_of(table: Table, *, careful: bool = False) -> Solution:
                     user=str(u),
                     column=split,
                 )
-                for u, ln in mixed.head(5).select(USER, "line").rows()
+                for u, ln in mixed.head(examples_shown()).select(USER, "line").rows()
             ],
         )
     )
@@ -137,7 +137,7 @@ def solution_of(table: Table, *, careful: bool = False) -> Solution:
                     user=str(u),
                     column=columns.item,
                 )
-                for u, ln in both.head(5).select(USER, "line").rows()
+                for u, ln in both.head(examples_shown()).select(USER, "line").rows()
             ],
         )
     )

@@ -10,9 +10,16 @@ from typing import Literal
 import polars as pl
 
 from scorer.competition import LOST_ITEMS, Competition, Stage
-from scorer.errors import Code, Issue, Problem, merge, problem, shorten
+from scorer.errors import Code, Issue, Problem, examples_shown, merge, problem, shorten
 from scorer.metrics import MAX_GRADE
-from scorer.read.hints import Clues, hinted, whole_float, zero_based
+from scorer.read.hints import (
+    Clues,
+    float_clues,
+    hinted,
+    repeated_header,
+    whole_float,
+    zero_based,
+)
 
 Kind = Literal["id", "rank", "stage", "grade"]
 
@@ -123,27 +130,35 @@ def parse_cells(
         if name in spec.nullable:  # an empty cell (or one of spaces) is allowed, and null
             empty = cells.get_column(name).str.strip_chars(" \t").fill_null("") == ""
             bad[name] = bad[name] & ~empty
+    problems: list[Problem] = []
+    repeated = repeated_header(cells, list(kinds), unit)
+    if repeated is not None:  # one problem for such a line, not one a cell
+        bad = {name: flags & ~repeated[0] for name, flags in bad.items()}
+        problems.append(repeated[1])
     flags = pl.DataFrame(
         [cells.get_column("line"), *(v.alias(f"_bad_{n}") for n, v in bad.items())]
     )
     counts = {name: int(flags.get_column(f"_bad_{name}").sum()) for name in bad}
     floats: dict[str, int] = {}
+    clues = Clues(rows=cells.height)
     for name, count in counts.items():
         if count and kinds[name] in ("id", "rank"):
             whole = cells.select(whole_float(pl.col(name)).cast(pl.Int64)).to_series()
             floats[name] = whole.len() - whole.null_count()
+            clues = clues + float_clues(cells, name, floats[name])
             if name == spec.user and floats[name]:
                 typed = typed.with_columns(pl.coalesce(pl.col(name), whole))
-    problems: list[Problem] = []
     user = typed.get_column(spec.user) if spec.user in typed.columns else None
     for name, kind in kinds.items():
         if not counts.get(name):
             continue
         mask = flags.get_column(f"_bad_{name}")
         rows = (
-            cells.with_columns(_user=user).filter(mask).head(5)
+            cells.with_columns(_user=user).filter(mask).head(examples_shown())
             if user is not None
-            else (cells.filter(mask).head(5).with_columns(_user=pl.lit(None, pl.Int64)))
+            else (
+                cells.filter(mask).head(examples_shown()).with_columns(_user=pl.lit(None, pl.Int64))
+            )
         )
         problems.append(
             problem(
@@ -155,7 +170,7 @@ def parse_cells(
                 ],
             )
         )
-    return typed, problems, Clues(rows=cells.height, floats=floats)
+    return typed, problems, clues
 
 
 def cell_issue(
@@ -223,7 +238,7 @@ def apply_ranges(
                 zero_users, zero_rows = zero_based(frame, spec.user, name, spec.competition.k)
                 clues = clues + Clues(zero_users=zero_users, zero_rows=zero_rows)
             mask = flags.get_column(name)
-            rows = frame.filter(mask).head(5)
+            rows = frame.filter(mask).head(examples_shown())
             users = rows.get_column(spec.user) if user is not None else [None] * rows.height
             found.append(
                 problem(

@@ -7,7 +7,7 @@ import dataclasses
 import polars as pl
 
 from scorer.competition import LOST_ITEMS
-from scorer.errors import Code, Issue, Problem, problem
+from scorer.errors import Code, Issue, Problem, examples_shown, problem
 from scorer.read.cells import (
     ITEM,
     RANK,
@@ -164,7 +164,7 @@ def _to_long(
                 bad.height,
                 [
                     _token_issue(spec, unit, ln, p, raw, u)
-                    for ln, p, raw, u in bad.head(5)
+                    for ln, p, raw, u in bad.head(examples_shown())
                     .select("line", "position", "_token", USER)
                     .rows()
                 ],
