@@ -163,6 +163,20 @@ def test_a_wide_attempt_in_a_renamed_competition(playlists: Path) -> None:
     assert "hint: one line a user is the wide format: the header session_id,tracks" in stderr
 
 
+def test_a_wide_file_without_its_header_is_told_both_headers(tmp_path: Path) -> None:
+    path = tmp_path / "no_header.csv"
+    path.write_text("7000001,174884004 302918011\n7000002,174884004\n")
+    code, stderr = validate(
+        path, "--targets", str(HM / "targets.csv"), "--competition", str(HM / "competition.toml")
+    )
+    assert code == 1
+    assert stderr.endswith(
+        "    no_header.csv: line 1 is not a header: found '7000001,174884004 302918011'; "
+        "expected the first line to name the columns: customer_id,article_id,rank "
+        "(or customer_id,prediction, the wide format)\n"
+    )
+
+
 def test_a_pandas_index_beside_the_user_column_is_no_wide_attempt(tmp_path: Path) -> None:
     """`Unnamed: 0` is the index hint's, not the wide format's."""
     path = tmp_path / "index.csv"

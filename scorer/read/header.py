@@ -84,7 +84,7 @@ def check_header(
             single(
                 file,
                 Code.MISSING_COLUMN,
-                f"{file}: {found} {','.join(required)}",
+                f"{file}: {found} {','.join(required)}{_or_wide(wide)}",
                 line=line,
                 value=shorten(",".join(header)),
             )
@@ -155,8 +155,14 @@ def _wide_attempt(
 
 
 def _looks_like_data(cell: str) -> bool:
-    """A header cell that is a number or empty: the file's first line is a row, not a header."""
-    return re.fullmatch(r"[-+]?[0-9.]*", cell.strip().strip('"')) is not None
+    """A header cell that is a number, numbers separated by spaces (a wide list) or empty:
+    the file's first line is a row, not a header."""
+    return re.fullmatch(r"[-+]?[0-9.]*( +[0-9.]+)*", cell.strip().strip('"')) is not None
+
+
+def _or_wide(wide: Sequence[str]) -> str:
+    """The wide format's header as the other a file may have, if it may come in it."""
+    return f" (or {','.join(wide)}, the wide format)" if wide else ""
 
 
 def _did_you_mean(name: str, known: Sequence[str]) -> str:
