@@ -323,6 +323,29 @@ def test_a_header_repeated_by_to_csv_mode_a_in_parts(tmp_path: Path) -> None:
         assert "1 problem found\n  [repeated_header] 1 time\n    line 5002 repeats" in stderr
 
 
+def test_a_wide_file_repeating_its_header_in_hm_words(tmp_path: Path) -> None:
+    lines = (HM / "sample_submission.csv").read_text().splitlines()
+    path = tmp_path / "chunks.csv"
+    path.write_text("\n".join([*lines[:101], lines[0], *lines[101:]]) + "\n")
+    for parts in ("1", "3"):
+        code, stderr = validate(
+            path,
+            "--targets",
+            str(HM / "targets.csv"),
+            "--competition",
+            str(HM / "competition.toml"),
+            "--parts",
+            parts,
+        )
+        assert code == 1
+        assert stderr == (
+            "Error: submission rejected: chunks.csv: 1 problem found\n"
+            "  [repeated_header] 1 time\n"
+            "    line 102 repeats the header\n"
+            f"    hint: {REPEATED}\n"
+        )
+
+
 # --- a frame's index ---------------------------------------------------------------------------
 
 

@@ -130,7 +130,7 @@ def repeated_header(
     """The lines of text cells (with `line`) that repeat the header, each cell its column's
     name, as `df.to_csv(path, mode="a")` writes one before each chunk: which rows (to judge
     their cells no further) and one problem for them all. None when there is none."""
-    if unit != "line" or not names:
+    if unit != "line" or len(names) < 2:  # one column alone (a wide file's user) is no header
         return None
     same = pl.all_horizontal(pl.col(n).str.strip_chars(" \t") == n for n in names)
     mask = cells.select(same.fill_null(False)).to_series()

@@ -21,6 +21,7 @@ from scorer.read.cells import (
     parse_cells,
 )
 from scorer.read.header import check_frame, check_header, no_rows, type_report
+from scorer.read.hints import repeated_header
 from scorer.read.limits import Limits, Rejected
 from scorer.read.text import Text
 from scorer.read.textcells import text_cells
@@ -53,6 +54,9 @@ def from_text(file: str, text: Text, spec: Spec, limits: Limits, *, careful: boo
         "; the ids of a list are separated by spaces",
         careful=careful,
     )
+    repeated = repeated_header(cells, text.header, "line")
+    if repeated is not None:  # one problem a line, and no cell of it judged
+        cells, problems = cells.filter(~repeated[0]), [*problems, repeated[1]]
     cells = cells.with_columns(_tokens(pl.col(spec.competition.columns.list)))
     return _to_long(file, cells, spec, "line", limits, problems)
 
