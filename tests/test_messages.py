@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -235,6 +236,29 @@ def test_python_lists_in_a_renamed_competition(playlists: Path) -> None:
     assert code == 1
     assert "found '[101': the lists were written as Python prints them" in stderr
     assert f'df["tracks"] = df["tracks"].map(lambda ids: {JOIN})' in stderr
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda f: f.assign(place=f["place"] - 1), 'count them from 1: df["place"] += 1'),
+        (lambda f: f.assign(place=f["place"] * 1.0), 'df["place"] = df["place"].astype("int64")'),
+        (
+            lambda f: f.assign(session_id=f["session_id"] * 1.0, track_id=f["track_id"] * 1.0),
+            'df = df.astype({"session_id": "int64", "track_id": "int64"})',
+        ),
+        (lambda f: f.assign(extra=1), "expected only session_id, track_id, place"),
+        (lambda f: f.drop(columns="track_id"), "expected the header session_id,track_id,place"),
+    ],
+)
+def test_the_older_hints_and_header_messages_in_a_renamed_competition(
+    playlists: Path, change: Callable[[pd.DataFrame], pd.DataFrame], said: str
+) -> None:
+    path = playlists / "changed.csv"
+    change(pd.read_csv(playlists / "submission.csv")).to_csv(path, index=False)
+    code, stderr = in_playlists(playlists, path)
+    assert code == 1
+    assert said in stderr
 
 
 # --- floats made by empty cells ----------------------------------------------------------------
