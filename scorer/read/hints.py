@@ -132,6 +132,10 @@ def repeated_header(
     their cells no further) and one problem for them all. None when there is none."""
     if unit != "line" or len(names) < 2:  # one column alone (a wide file's user) is no header
         return None
+    # A quick look first, with no copy of any cell (a wide list is long): does some first
+    # cell start with its column's name, as pandas writes a header (no space before it)?
+    if not cells.select(pl.col(names[0]).str.starts_with(names[0]).fill_null(False).any()).item():
+        return None
     same = pl.all_horizontal(pl.col(n).str.strip_chars(" \t") == n for n in names)
     mask = cells.select(same.fill_null(False)).to_series()
     if not mask.any():

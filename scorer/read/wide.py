@@ -54,7 +54,8 @@ def from_text(file: str, text: Text, spec: Spec, limits: Limits, *, careful: boo
         "; the ids of a list are separated by spaces",
         careful=careful,
     )
-    repeated = repeated_header(cells, text.header, "line")
+    names = [spec.user, *(name for name in text.header if name != spec.user)]  # short first
+    repeated = repeated_header(cells, names, "line")
     if repeated is not None:  # one problem a line, and no cell of it judged
         cells, problems = cells.filter(~repeated[0]), [*problems, repeated[1]]
     cells = cells.with_columns(_tokens(pl.col(spec.competition.columns.list)))
