@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,7 +14,7 @@ from scorer.api import Validation
 from scorer.api import score as score_submission
 from scorer.api import validate as validate_submission
 from scorer.competition import EmptyUsers
-from scorer.errors import FileSystemError, UsageError, size
+from scorer.errors import MAX_EXAMPLES, FileSystemError, UsageError, showing, size
 from scorer.leaderboard.cli import board_app
 from scorer.ndcg_json import ndcg_json
 from scorer.parts import LEAST_BUDGET
@@ -31,8 +32,10 @@ from scorer.shell import (
     CompetitionFile,
     Json,
     JsonGroup,
+    Problems,
     competition_of,
     emit,
+    examples_asked,
     explain,
     fail,
     guarded,
@@ -176,6 +179,7 @@ def score(
     max_memory: MaxMemory = DEFAULT_LIMITS.max_memory,
     parts: Parts = None,
     competition: CompetitionFile = None,
+    problems: Problems = str(MAX_EXAMPLES),
 ) -> None:
     """Validate a submission against the solution and print its public, private and overall
     scores (NDCG@20 by default) (exit 0), or every problem of the file (exit 1)."""
@@ -185,9 +189,10 @@ def score(
         rules = competition_of(competition)
         if per_user is not None:
             output_kind(per_user)  # fail before the work, not after it
-        return score_submission(
-            submission, solution, competition=rules, no_lost=no_lost, limits=limits, parts=parts
-        )
+        with showing(examples_asked(problems)):
+            return score_submission(
+                submission, solution, competition=rules, no_lost=no_lost, limits=limits, parts=parts
+            )
 
     with guarded("score", as_json):
         result = run()
@@ -202,20 +207,33 @@ def score(
         emit("score", result.to_dict())
 
 
-def _score_table(result: ScoreResult) -> str:
+def _score_table(result: ScoreResult, width: int | None = None) -> str:
+    """The scores for people, `width` characters wide at most (the terminal's, `COLUMNS`, or
+    80): the metrics that do not fit beside the split and user columns are stacked below
+    in another block of the same rows, the competition's metric always in the first."""
+    width = width or shutil.get_terminal_size().columns
     names = list(result.competition.labels.values())
-    width = max(12, *map(len, names))  # 'precision@100' is 13 characters
-    lines = [f"{'split':<8} {'users':>7}  " + "  ".join(f"{n:>{width}}" for n in names)]
-    for split, values in result.splits.items():
-        if values is None:
-            continue
-        row = values.to_dict(result.competition)
-        cells = "  ".join(f"{row[n]:>{width}.6f}" for n in names)
-        lines.append(f"{split:<8} {values.users:>7,}  {cells}")
+    rows = [(split, values) for split, values in result.splits.items() if values is not None]
+    cell = max(12, *map(len, names))  # 'precision@100' is 13 characters
+    users = max(7, *(len(f"{values.users:,}") for _, values in rows))
+    fits = max(1, (width - 8 - 1 - users) // (cell + 2))
+    per_block = -(-len(names) // -(-len(names) // fits))  # blocks of even size: 3 and 3
+    lines: list[str] = []
+    for start in range(0, len(names), per_block):
+        block = names[start : start + per_block]
+        if lines:
+            lines.append("")
+        lines.append(
+            f"{'split':<8} {'users':>{users}}  " + "  ".join(f"{n:>{cell}}" for n in block)
+        )
+        for split, values in rows:
+            row = values.to_dict(result.competition)
+            cells = "  ".join(f"{row[n]:>{cell}.6f}" for n in block)
+            lines.append(f"{split:<8} {values.users:>{users},}  {cells}")
     if result.ignored:
         noun = "user" if result.ignored == 1 else "users"
         lines.append(
-            f"ignored  {result.ignored:>7,}  {noun} of the solution's ignored stage: "
+            f"ignored  {result.ignored:>{users},}  {noun} of the solution's ignored stage: "
             "checked, not scored"
         )
     return "\n".join(lines)
@@ -242,6 +260,7 @@ def validate(
     max_memory: MaxMemory = DEFAULT_LIMITS.max_memory,
     parts: Parts = None,
     competition: CompetitionFile = None,
+    problems: Problems = str(MAX_EXAMPLES),
 ) -> None:
     """Check a submission with the same rules and messages as `score`, without scoring it:
     run it before every upload."""
@@ -251,14 +270,15 @@ def validate(
         rules = competition_of(competition)
         if (targets is None) == (solution is None):
             raise UsageError("give exactly one of --targets or --solution")
-        return validate_submission(
-            submission,
-            targets=targets,
-            solution=solution,
-            competition=rules,
-            limits=limits,
-            parts=parts,
-        )
+        with showing(examples_asked(problems)):
+            return validate_submission(
+                submission,
+                targets=targets,
+                solution=solution,
+                competition=rules,
+                limits=limits,
+                parts=parts,
+            )
 
     with guarded("validate", as_json):
         rows = run().rows

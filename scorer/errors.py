@@ -2,13 +2,40 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-#: How many examples each code shows in a report; the count always covers every row.
+#: How many examples each code shows in a report by default; the count always covers every
+#: row. `showing` asks for more (`--problems N`).
 MAX_EXAMPLES = 5
+
+#: The most examples a code shows, whatever is asked (`--problems all`): 10M bad cells, not 10M.
+MOST_EXAMPLES = 10_000
+
+_SHOWN: ContextVar[int] = ContextVar("examples shown", default=MAX_EXAMPLES)
+
+
+def examples_shown() -> int:
+    """How many examples each code of a report keeps: `MAX_EXAMPLES`, or what `showing` set."""
+    return _SHOWN.get()
+
+
+@contextmanager
+def showing(examples: int | None) -> Iterator[None]:
+    """Reports made inside keep this many examples a code (None: as many as `MOST_EXAMPLES`).
+    A context, not a parameter of every reader: the readers, the rules and the parts all cut
+    their examples with `examples_shown`, and a command sets it once around its work."""
+    count = MOST_EXAMPLES if examples is None else min(max(examples, 1), MOST_EXAMPLES)
+    token = _SHOWN.set(count)
+    try:
+        yield
+    finally:
+        _SHOWN.reset(token)
+
 
 #: Offending values are shown up to this many characters, so a 100 MB line stays readable.
 MAX_VALUE_CHARS = 40
@@ -38,6 +65,7 @@ class Code(StrEnum):
     # One row: every such problem of a file is reported together.
     LINE_TOO_LONG = "line_too_long"
     FIELD_COUNT = "field_count"
+    REPEATED_HEADER = "repeated_header"  # a CSV written in chunks, each with its header
     INVALID_ID = "invalid_id"
     ID_TOO_LONG = "id_too_long"  # a text id longer than `MAX_TEXT_ID` bytes
     INVALID_RANK = "invalid_rank"
@@ -165,7 +193,7 @@ class Report:
         cls, file: str, issues: Iterable[Issue], hints: Mapping[Code, str | None] | None = None
     ) -> Report:
         """A report of a flat list of issues, grouped by code in the order of `Code`: each
-        code's full count, its first `MAX_EXAMPLES` issues as examples, and its hint if
+        code's full count, its first `examples_shown()` issues as examples, and its hint if
         `hints` has one."""
         groups: dict[Code, list[Issue]] = {}
         for issue in issues:
@@ -205,7 +233,12 @@ class Report:
             lines.extend(f"    {issue.message}" for issue in problem.examples)
             hidden = problem.count - len(problem.examples)
             if hidden > 0:
-                lines.append(f"    … and {hidden:,} more")
+                cap = (
+                    f" (at most {MOST_EXAMPLES:,} are shown)"
+                    if len(problem.examples) >= MOST_EXAMPLES
+                    else ""
+                )
+                lines.append(f"    … and {hidden:,} more{cap}")
             if problem.hint is not None:
                 lines.append(f"    hint: {problem.hint}")
         return "\n".join(lines)
@@ -337,7 +370,7 @@ def single(file: str, code: Code, message: str, *, hint: str | None = None, **wh
 
 
 def problem(code: Code, count: int, examples: Sequence[Issue], hint: str | None = None) -> Problem:
-    return Problem(code=code, count=count, examples=tuple(examples[:MAX_EXAMPLES]), hint=hint)
+    return Problem(code=code, count=count, examples=tuple(examples[: examples_shown()]), hint=hint)
 
 
 def merge(problems: list[Problem]) -> tuple[Problem, ...]:

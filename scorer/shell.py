@@ -16,7 +16,15 @@ from typer.core import TyperGroup
 
 from scorer.competition import LOST_ITEMS, Competition
 from scorer.envelope import Status, envelope
-from scorer.errors import Failure, FileSystemError, ScorerError, error_object
+from scorer.errors import (
+    MAX_EXAMPLES,
+    MOST_EXAMPLES,
+    Failure,
+    FileSystemError,
+    ScorerError,
+    UsageError,
+    error_object,
+)
 
 #: Exit codes, stable for automation; each goes with one JSON `status`.
 OK, REJECTED, HOST, INTERRUPTED = 0, 1, 2, 130
@@ -24,6 +32,31 @@ STATUS_OF_EXIT = {OK: Status.OK, REJECTED: Status.REJECTED, INTERRUPTED: Status.
 
 
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+
+Problems = Annotated[
+    str,
+    typer.Option(
+        "--problems",
+        metavar="N",
+        help=f"Examples shown for each problem code: a number, or all (at most "
+        f"{MOST_EXAMPLES:,}). Default: {MAX_EXAMPLES}.",
+    ),
+]
+
+
+def examples_asked(value: str) -> int | None:
+    """How many examples `--problems` asks for a code: a number from 1, or None for `all`
+    (which `errors.showing` caps at `MOST_EXAMPLES`)."""
+    if value.strip().lower() == "all":
+        return None
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise UsageError(f"--problems takes a number from 1 or 'all', not {value!r}")
+    return count
+
 
 CompetitionFile = Annotated[
     Path | None,

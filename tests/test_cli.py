@@ -73,7 +73,10 @@ PRIVATE = 1 / log2(3)
 
 
 def test_score_prints_a_table_for_people(files: Path) -> None:
-    result = runner.invoke(app, ["score", "submission.csv", "--solution", "solution.csv"])
+    # a terminal wide enough for every metric on one line (80 columns: tests/test_messages.py)
+    result = runner.invoke(
+        app, ["score", "submission.csv", "--solution", "solution.csv"], env={"COLUMNS": "120"}
+    )
     assert result.exit_code == 0
     assert result.stderr == ""
     assert result.stdout == (
@@ -93,7 +96,9 @@ def test_score_prints_a_table_for_people(files: Path) -> None:
 def test_the_table_says_ignored_users_were_checked_not_scored(files: Path) -> None:
     (files / "solution.csv").write_text(SOLUTION + "3,301,Ignored\n")
     (files / "submission.csv").write_text(text(VALID + user_lines(3)))
-    result = runner.invoke(app, ["score", "submission.csv", "--solution", "solution.csv"])
+    result = runner.invoke(
+        app, ["score", "submission.csv", "--solution", "solution.csv"], env={"COLUMNS": "120"}
+    )
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert [line.split()[:2] for line in lines[1:4]] == [
@@ -420,7 +425,10 @@ SUBMISSION_CASES: dict[str, tuple[str, str | bytes | None, list[str], str]] = {
         [],
         "  [missing_column] 1 time\n"
         "    submission.csv: line 1: column 'rank' is missing; expected the header "
-        "user_id,edition_id,rank\n",
+        "user_id,edition_id,rank\n"
+        "    hint: if each edition_id cell holds a list of ids, that is the wide format: name the "
+        "columns user_id,edition_ids and write each list in rank order separated by spaces, "
+        '" ".join(map(str, ids))\n',
     ),
     "unknown_column": (
         "submission.csv",
@@ -494,6 +502,15 @@ SUBMISSION_CASES: dict[str, tuple[str, str | bytes | None, list[str], str]] = {
         [],
         "  [wrong_row_count] 1 time\n"
         "    line 22: user 2 has 19 rows (lines 22–40); expected exactly 20\n",
+    ),
+    "repeated_header": (
+        "submission.csv",
+        text([*VALID[:20], HEADER, *VALID[20:]]),
+        [],
+        "  [repeated_header] 1 time\n"
+        "    line 22 repeats the header\n"
+        '    hint: a file written in chunks with df.to_csv(path, mode="a") repeats its header '
+        "before each chunk: write every chunk after the first with header=False\n",
     ),
     "missing_user": (
         "submission.csv",

@@ -415,7 +415,8 @@ SOLUTIONS = {
     "invalid_grade": "user_id,edition_id,grade\n1,101,3\n1,102,11\n",
     "invalid_id": "user_id,edition_id\n1,101\nx,102\n",
     "duplicate_column": "user_id,edition_id,stage,Usage\n1,101,public,Public\n",
-    "missing_column": "user_id\n1\n",
+    # the user column alone is a targets file given as the solution (a usage error, below)
+    "missing_column": "user_id,stage\n1,public\n",
 }
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from test_messages import BRACKETS, LISTS, REPEATED, RESET_INDEX, WIDE, empty_floats
 from typer.testing import CliRunner
 
 import scorer
@@ -580,6 +581,12 @@ def test_task_md_lists_every_hint() -> None:
             ZIP,
             GZIP,
             PARQUET_NAME,
+            WIDE,
+            LISTS,
+            BRACKETS,
+            empty_floats(8),  # tests/corpus/sub/float_ids_one_empty.csv
+            REPEATED,
+            RESET_INDEX,
         }
     )
 

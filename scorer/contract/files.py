@@ -11,7 +11,15 @@ from functools import cache
 import polars as pl
 
 from scorer.competition import LOST_ITEMS, STAGE, Competition, Relevance
-from scorer.errors import Code, Issue, Problem, file_error, problem
+from scorer.errors import (
+    Code,
+    Issue,
+    Problem,
+    UsageError,
+    examples_shown,
+    file_error,
+    problem,
+)
 from scorer.read import (
     ITEM,
     RANK,
@@ -22,6 +30,7 @@ from scorer.read import (
     Spec,
     Table,
     TableLike,
+    UsersOnly,
     id_kind,
     read_table,
 )
@@ -68,9 +77,20 @@ def spec_of(role: Role, competition: Competition = LOST_ITEMS) -> Spec:
 @contextmanager
 def reading(role: Role) -> Iterator[None]:
     """Reading a file of `role`: one refused as a whole (`Rejected`) raises its role's error,
-    the participant's for a submission, the organiser's for the others."""
+    the participant's for a submission, the organiser's for the others. A file of the user
+    column alone given as the solution is the targets file, given by mistake (most often by
+    a participant, who has no solution): a usage error that says so, not a broken file."""
     try:
         yield
+    except UsersOnly as exc:
+        if role is not Role.SOLUTION:
+            raise file_error(str(role), exc.report) from None
+        name = exc.report.file
+        raise UsageError(
+            f"{name} holds one column of users, as the targets file does, not a solution: "
+            f"to check a submission against the target users, run "
+            f"scorer validate SUBMISSION --targets {name}"
+        ) from None
     except Rejected as exc:
         raise file_error(str(role), exc.report) from None
 
@@ -102,7 +122,7 @@ def duplicates(
     shown = {USER: columns.user, ITEM: columns.item, RANK: columns.rank}
     word = table.competition.words.user
     examples = []
-    for row in repeated.head(5).iter_rows(named=True):
+    for row in repeated.head(examples_shown()).iter_rows(named=True):
         user = row.get(USER)
         label = what.format(user=user, value=row[column])
         owner = f" for {word} {user}" if USER in keys and column != USER else ""

@@ -9,7 +9,7 @@ import polars as pl
 from scorer.competition import ITEM, LOST_ITEMS, STAGE, USER, Competition
 from scorer.contract.codes import Codes
 from scorer.contract.files import Role, duplicates, read_as
-from scorer.errors import Code, HostError, Issue, Report, problem
+from scorer.errors import Code, HostError, Issue, Report, examples_shown, problem
 from scorer.keys import item_of, keyed, packable, repeats
 from scorer.read import DEFAULT_LIMITS, Limits, Table, TableLike
 
@@ -135,7 +135,7 @@ def _checked(table: Table, careful: bool) -> Solution:
                     user=str(u),
                     column=split,
                 )
-                for u, ln in mixed.head(5).select(USER, "line").rows()
+                for u, ln in mixed.head(examples_shown()).select(USER, "line").rows()
             ],
         )
     )
@@ -161,7 +161,7 @@ def _checked(table: Table, careful: bool) -> Solution:
                     user=str(u),
                     column=columns.item,
                 )
-                for u, ln in both.head(5).select(USER, "line").rows()
+                for u, ln in both.head(examples_shown()).select(USER, "line").rows()
             ],
         )
     )

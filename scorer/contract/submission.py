@@ -11,7 +11,7 @@ from scorer.competition import LOST_ITEMS, Competition, IdKind, Rows
 from scorer.contract.codes import Codes
 from scorer.contract.files import Role, duplicates, reading, spec_of
 from scorer.contract.solution import Solution
-from scorer.errors import Code, Issue, Problem, Report, SubmissionError, problem
+from scorer.errors import Code, Issue, Problem, Report, SubmissionError, examples_shown, problem
 from scorer.keys import ITEM_BITS, largest_user, packable, rank_rides, ranked, repeats
 from scorer.read import DEFAULT_LIMITS, ITEM, RANK, USER, Limits, Table, TableLike, read_table
 
@@ -213,7 +213,7 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
                     column=columns.user,
                     value=str(n),
                 )
-                for u, n, first, last in counts.head(5).rows()
+                for u, n, first, last in counts.head(examples_shown()).rows()
             ],
         )
     )
@@ -232,7 +232,7 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
                     column=columns.user,
                     value=str(u),
                 )
-                for u in missing.head(5).get_column(USER)
+                for u in missing.head(examples_shown()).get_column(USER)
             ],
         )
     )
@@ -256,7 +256,7 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
                     column=columns.user,
                     value=str(u),
                 )
-                for u, ln, n in unknown.head(5).rows()
+                for u, ln, n in unknown.head(examples_shown()).rows()
             ],
             hint=_strangers(competition)
             if unknown.height and missing.height == targets.len()

@@ -27,7 +27,8 @@ from scorer.read.files import (
     walk,
 )
 from scorer.read.frames import to_polars
-from scorer.read.hints import Clues, hinted
+from scorer.read.header import UsersOnly
+from scorer.read.hints import Clues, hinted, reset_index_hint
 from scorer.read.limits import DEFAULT_LIMITS, Bound, Limits, NeedsParts, Rejected
 from scorer.read.source import TableLike, describe, expanded_size, footprint, opened
 from scorer.read.split import Parts, split
@@ -49,6 +50,7 @@ __all__ = [
     "Spec",
     "Table",
     "TableLike",
+    "UsersOnly",
     "check_regular",
     "describe",
     "digest",
@@ -79,7 +81,10 @@ def read_table(
     table, slower), as the differential tests need (like sklearn's `ignore_ties`)."""
     file = describe(source)
     if not isinstance(source, str | Path):
-        return _from_frame(file, to_polars(source, file, limits), spec, limits)
+        try:
+            return _from_frame(file, to_polars(source, file, limits), spec, limits)
+        except Rejected as exc:  # a column kept as the pandas index is named so
+            raise Rejected(reset_index_hint(exc.report, source)) from None
     with opened(Path(source), file, limits) as (kind, content):
         if kind == "parquet":
             footer = parquet.inspect(content, file, limits)

@@ -10,9 +10,16 @@ from typing import Literal
 import polars as pl
 
 from scorer.competition import LOST_ITEMS, Competition, IdKind, Stage
-from scorer.errors import Code, Issue, Problem, merge, problem, shorten
+from scorer.errors import Code, Issue, Problem, examples_shown, merge, problem, shorten
 from scorer.metrics import MAX_GRADE
-from scorer.read.hints import Clues, hinted, whole_float, zero_based
+from scorer.read.hints import (
+    Clues,
+    float_clues,
+    hinted,
+    repeated_header,
+    whole_float,
+    zero_based,
+)
 
 #: `id` an integer id, `text` a text id (`scorer.competition.IdKind`).
 Kind = Literal["id", "text", "rank", "stage", "grade"]
@@ -164,27 +171,37 @@ def parse_cells(
             cell = cells.get_column(name)
             cell = cell if name in texts else cell.str.strip_chars(" \t")
             bad[name] = bad[name] & ~(cell.fill_null("") == "")
+    problems: list[Problem] = []
+    repeated = repeated_header(cells, list(kinds), unit)
+    if repeated is not None:  # one problem for such a line, not one a cell
+        bad = {name: flags & ~repeated[0] for name, flags in bad.items()}
+        problems.append(repeated[1])
     flags = pl.DataFrame(
         [cells.get_column("line"), *(v.alias(f"_bad_{n}") for n, v in bad.items())]
     )
     counts = {name: int(flags.get_column(f"_bad_{name}").sum()) for name in bad}
     floats: dict[str, int] = {}
+    clues = Clues(rows=cells.height)
     for name, count in counts.items():
         if count and kinds[name] in ("id", "rank"):
             whole = cells.select(whole_float(pl.col(name)).cast(pl.Int64)).to_series()
             floats[name] = whole.len() - whole.null_count()
+            clues = clues + float_clues(cells, name, floats[name])
             if name == spec.user and floats[name]:
                 typed = typed.with_columns(pl.coalesce(pl.col(name), whole))
-    problems: list[Problem] = []
     user = typed.get_column(spec.user) if spec.user in typed.columns else None
     for name, kind in kinds.items():
         if not counts.get(name):
             continue
         mask = flags.get_column(f"_bad_{name}")
         rows = (
-            cells.with_columns(user.alias(_OWNER)).filter(mask).head(5)
+            cells.with_columns(user.alias(_OWNER)).filter(mask).head(examples_shown())
             if user is not None
-            else (cells.filter(mask).head(5).with_columns(pl.lit(None, pl.Int64).alias(_OWNER)))
+            else (
+                cells.filter(mask)
+                .head(examples_shown())
+                .with_columns(pl.lit(None, pl.Int64).alias(_OWNER))
+            )
         )
         problems.append(
             problem(
@@ -196,7 +213,7 @@ def parse_cells(
                 ],
             )
         )
-    return typed, problems, Clues(rows=cells.height, floats=floats)
+    return typed, problems, clues
 
 
 def text_code(cell: pl.Expr, plain: bool = False) -> pl.Expr:
@@ -302,7 +319,7 @@ def apply_ranges(
             for code, where in codes.items():
                 if not where.any():
                     continue
-                rows = frame.filter(where).head(5)
+                rows = frame.filter(where).head(examples_shown())
                 users = rows.get_column(spec.user) if user is not None else [None] * rows.height
                 found.append(
                     problem(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from scorer.competition import Competition
-from scorer.errors import Code, Problem
+from scorer.errors import Code, Issue, Problem, Report, examples_shown, problem
 
 #: Column names pandas gives its index: '__index_level_0__' (to_parquet of a filtered or sorted
 #: frame), 'Unnamed: 0' (a CSV file's index read back, then saved again; '' in the CSV itself).
@@ -33,6 +33,33 @@ ZIP = (
     "or write plain CSV: df.to_csv(path, index=False)"
 )
 GZIP = "name the file .csv.gz, or write plain CSV: df.to_csv(path, index=False)"
+
+
+#: How the wide format's list cell is written from a Python list of ids.
+JOIN = '" ".join(map(str, ids))'
+
+
+def is_index(name: str) -> bool:
+    """Whether a column name is one pandas gives its index (saved by mistake)."""
+    return name == "" or bool(_READ_BACK.fullmatch(name) or _PARQUET_INDEX.fullmatch(name))
+
+
+def wide_hint(wide: Sequence[str]) -> str:
+    """The hint for a header that looks like an attempt at the wide format."""
+    user, ids = wide
+    return (
+        f"one line a user is the wide format: the header {user},{ids}, each {ids} cell the "
+        f"ids in rank order separated by spaces, written {JOIN}"
+    )
+
+
+def lists_hint(item: str, wide: Sequence[str]) -> str:
+    """The hint for a long header without its rank column: perhaps lists in the item column."""
+    user, ids = wide
+    return (
+        f"if each {item} cell holds a list of ids, that is the wide format: name the columns "
+        f"{user},{ids} and write each list in rank order separated by spaces, {JOIN}"
+    )
 
 
 def index_hint(unknown: Sequence[str]) -> str | None:
@@ -53,6 +80,33 @@ def index_hint(unknown: Sequence[str]) -> str | None:
     return None
 
 
+def reset_index_hint(report: Report, source: object) -> Report:
+    """A pandas frame's report with the hint for a missing column that is the frame's index
+    (`df.set_index(...)`, `df.groupby(...).agg(...)`): pandas keeps it out of the columns."""
+    index = getattr(source, "index", None)
+    names = [str(n) for n in getattr(index, "names", ()) if n is not None]
+    missing = [
+        issue.column
+        for p in report.problems
+        if p.code == Code.MISSING_COLUMN
+        for issue in p.examples
+        if issue.column in names
+    ]
+    if not missing:
+        return report
+    hint = (
+        f"{missing[0]!r} is the frame's index, not one of its columns: "
+        "df = df.reset_index() makes it a column"
+    )
+    return Report(
+        report.file,
+        tuple(
+            dataclasses.replace(p, hint=hint) if p.code == Code.MISSING_COLUMN else p
+            for p in report.problems
+        ),
+    )
+
+
 def split_hint(separator: str) -> str:
     """The hint for a frame whose one column name holds the names joined by `separator`."""
     return f"read the CSV with pd.read_csv(path, sep={separator!r})"
@@ -68,6 +122,34 @@ def float_hint(columns: Sequence[str]) -> str | None:
     names = " and ".join(columns)
     types = ", ".join(f'"{name}": "int64"' for name in columns)
     return f"{names} were written as floats: df = df.astype({{{types}}})"
+
+
+def repeated_header(
+    cells: pl.DataFrame, names: Sequence[str], unit: str
+) -> tuple[pl.Series, Problem] | None:
+    """The lines of text cells (with `line`) that repeat the header, each cell its column's
+    name, as `df.to_csv(path, mode="a")` writes one before each chunk: which rows (to judge
+    their cells no further) and one problem for them all. None when there is none."""
+    if unit != "line" or len(names) < 2:  # one column alone (a wide file's user) is no header
+        return None
+    # A quick look first, with no copy of any cell (a wide list is long): does some first
+    # cell start with its column's name, as pandas writes a header (no space before it)?
+    if not cells.select(pl.col(names[0]).str.starts_with(names[0]).fill_null(False).any()).item():
+        return None
+    same = pl.all_horizontal(pl.col(n).str.strip_chars(" \t") == n for n in names)
+    mask = cells.select(same.fill_null(False)).to_series()
+    if not mask.any():
+        return None
+    lines = cells.get_column("line").filter(mask)
+    examples = [
+        Issue(Code.REPEATED_HEADER, f"line {ln} repeats the header", line=ln, value=",".join(names))
+        for ln in lines.head(examples_shown()).to_list()
+    ]
+    hint = (
+        'a file written in chunks with df.to_csv(path, mode="a") repeats its header before '
+        "each chunk: write every chunk after the first with header=False"
+    )
+    return mask, problem(Code.REPEATED_HEADER, lines.len(), examples, hint)
 
 
 def whole_float(cell: pl.Expr) -> pl.Expr:
@@ -91,6 +173,19 @@ def whole_floats(frame: pl.DataFrame) -> bool:
     return bool(frame.select(whole.all()).item())
 
 
+def empty_floats(frame: pl.DataFrame) -> tuple[int, int] | None:
+    """A float column whose values are whole numbers but for some empty ones (null or NaN),
+    as pandas keeps an integer column with an empty cell: how many are empty, and the first
+    one's row (1-based). None for any other column."""
+    column = frame.to_series()
+    empty = column.is_null() | column.is_nan().fill_null(False)
+    if not empty.any():
+        return None
+    if not whole_floats(column.filter(~empty).to_frame()):
+        return None
+    return int(empty.sum()), int(empty.arg_true()[0]) + 1
+
+
 @dataclass(frozen=True)
 class Clues:
     """What a table's cells show of common mistakes. Every field adds up over the parts of a
@@ -101,6 +196,10 @@ class Clues:
     rows: int = 0
     #: Cells written as whole floats ('500123.0'), by column, for columns with a bad cell.
     floats: Mapping[str, int] = field(default_factory=dict)
+    #: Empty cells, by column, for columns with a cell written as a whole float, and the
+    #: line of the first: one empty cell makes pandas write a whole integer column as floats.
+    empties: Mapping[str, int] = field(default_factory=dict)
+    first_empty: Mapping[str, int] = field(default_factory=dict)
     #: Users whose every rank is in 0..k-1, one of them 0 (ranks counted from 0), and their
     #: rows.
     zero_users: int = 0
@@ -110,9 +209,17 @@ class Clues:
         floats = dict(self.floats)
         for name, count in other.floats.items():
             floats[name] = floats.get(name, 0) + count
+        empties = dict(self.empties)
+        for name, count in other.empties.items():
+            empties[name] = empties.get(name, 0) + count
+        first = dict(self.first_empty)
+        for name, line in other.first_empty.items():
+            first[name] = min(first.get(name, line), line)
         return Clues(
             rows=self.rows + other.rows,
             floats=floats,
+            empties=empties,
+            first_empty=first,
             zero_users=self.zero_users + other.zero_users,
             zero_rows=self.zero_rows + other.zero_rows,
         )
@@ -123,18 +230,70 @@ class Clues:
         return [n for n in names if self.rows and self.floats.get(n, 0) == self.rows]
 
 
+def float_clues(cells: pl.DataFrame, name: str, floats: int) -> Clues:
+    """The clues of one column of text cells (with `line`) that has `floats` cells written as
+    whole floats: those, and its empty cells (how many, the first one's line)."""
+    if not floats:
+        return Clues()
+    empty = cells.get_column(name).str.strip_chars(" \t").fill_null("") == ""
+    lines = cells.get_column("line").filter(empty)
+    first = {name: int(lines.min())} if lines.len() else {}  # type: ignore[arg-type]
+    return Clues(floats={name: floats}, empties={name: lines.len()}, first_empty=first)
+
+
+def _empty_float_hint(clues: Clues, names: Sequence[str]) -> str | None:
+    """A column of whole floats but for its empty cells: pandas wrote it so because of them."""
+    for name in names:
+        floats, empties = clues.floats.get(name, 0), clues.empties.get(name, 0)
+        if floats and empties and floats + empties == clues.rows and name in clues.first_empty:
+            return empty_hint(name, f"line {clues.first_empty[name]}", empties)
+    return None
+
+
+def empty_hint(name: str, first: str, empties: int) -> str:
+    """Why a whole-number column came out as floats: its empty cells (the first at `first`)."""
+    cells = "an empty cell" if empties == 1 else f"{empties:,} empty cells"
+    return (
+        f"{name} has {cells} (the first on {first}), and pandas makes a column of integers "
+        "with an empty cell floats, written '123.0': drop or fill the empty rows "
+        f'(df = df.dropna(subset=["{name}"])), then '
+        f'df["{name}"] = df["{name}"].astype("int64") (or the "Int64" type, which writes '
+        "integers and leaves empty cells empty)"
+    )
+
+
 def hinted(
     problems: Sequence[Problem], clues: Clues, competition: Competition
 ) -> tuple[Problem, ...]:
     """The problems with the hints their cells' clues give (invalid ids and ranks)."""
     columns = competition.columns
     hints = {
-        Code.INVALID_ID: float_hint(clues.float_columns([columns.user, columns.item])),
+        Code.INVALID_ID: float_hint(clues.float_columns([columns.user, columns.item]))
+        or _empty_float_hint(clues, [columns.user, columns.item])
+        or _brackets_hint(problems, columns.list),
         Code.INVALID_RANK: float_hint(clues.float_columns([columns.rank]))
         or _zero_hint(clues, competition),
     }
     return tuple(
         dataclasses.replace(p, hint=hints[p.code]) if p.code in hints else p for p in problems
+    )
+
+
+def _brackets_hint(problems: Sequence[Problem], ids: str) -> str | None:
+    """A list written as Python prints one ('[1, 2, 3]', as pandas writes a list cell): its
+    first and last ids come with a bracket, which its invalid ids show."""
+    found = [
+        issue.value
+        for p in problems
+        if p.code == Code.INVALID_ID
+        for issue in p.examples
+        if issue.value is not None and (issue.value.startswith("[") or issue.value.endswith("]"))
+    ]
+    if not found:
+        return None
+    return (
+        f"found {found[0]!r}: the lists were written as Python prints them, '[1, 2, 3]'; write "
+        f'the ids separated by spaces: df["{ids}"] = df["{ids}"].map(lambda ids: {JOIN})'
     )
 
 

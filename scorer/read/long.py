@@ -37,8 +37,19 @@ def check_names(file: str, names: list[str], spec: Spec, *, frame: bool = False)
     """A long table's column names (a CSV header, a Parquet schema): `Rejected` unless they
     are the spec's columns (a `frame`'s names are no line of a file)."""
     check_header(
-        file, names, list(spec.required), list(spec.optional), spec.of_kind("stage"), frame=frame
+        file,
+        names,
+        list(spec.required),
+        list(spec.optional),
+        spec.of_kind("stage"),
+        frame=frame,
+        wide=wide_header(spec),
     )
+
+
+def wide_header(spec: Spec) -> list[str]:
+    """The wide format's header, if a file of `spec` may come in it (for the header's hints)."""
+    return [spec.user, spec.competition.columns.list] if spec.wide else []
 
 
 def _typed_read(
@@ -118,7 +129,13 @@ def from_frame(file: str, frame: pl.DataFrame, spec: Spec, limits: Limits) -> Ta
     """Parquet files and in-memory frames: integer columns are taken as they are, text
     columns go through the same cell rules as CSV, anything else is a type error."""
     header = check_frame(
-        file, frame, list(spec.required), list(spec.optional), limits, spec.of_kind("stage")
+        file,
+        frame,
+        list(spec.required),
+        list(spec.optional),
+        limits,
+        spec.of_kind("stage"),
+        wide_header(spec),
     )
     kinds = spec.kinds(header)
     frame = frame.select(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line"), *kinds)

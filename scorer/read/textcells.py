@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from scorer.errors import Code, Issue, Problem, problem, shorten
+from scorer.errors import Code, Issue, Problem, examples_shown, problem, shorten
 from scorer.read.header import no_rows
 from scorer.read.limits import Limits, NeedsParts, Rejected
 from scorer.read.text import Text, encoding_report, long_lines
@@ -70,7 +70,9 @@ def text_cells(
                         line=ln,
                         value=shorten(t),
                     )
-                    for ln, n, t in ragged.head(5).select("line", "_n", "text").rows()
+                    for ln, n, t in ragged.head(examples_shown())
+                    .select("line", "_n", "text")
+                    .rows()
                 ],
             )
         )

@@ -7,7 +7,7 @@ import dataclasses
 import polars as pl
 
 from scorer.competition import LOST_ITEMS
-from scorer.errors import Code, Issue, Problem, problem
+from scorer.errors import Code, Issue, Problem, examples_shown, problem
 from scorer.read.cells import (
     ITEM,
     RANK,
@@ -24,6 +24,7 @@ from scorer.read.cells import (
     text_code,
 )
 from scorer.read.header import check_frame, check_header, no_rows, type_report
+from scorer.read.hints import repeated_header
 from scorer.read.limits import Limits, Rejected
 from scorer.read.long import text_dtype as _text
 from scorer.read.text import Text
@@ -57,6 +58,10 @@ def from_text(file: str, text: Text, spec: Spec, limits: Limits, *, careful: boo
         "; the ids of a list are separated by spaces",
         careful=careful,
     )
+    names = [spec.user, *(name for name in text.header if name != spec.user)]  # short first
+    repeated = repeated_header(cells, names, "line")
+    if repeated is not None:  # one problem a line, and no cell of it judged
+        cells, problems = cells.filter(~repeated[0]), [*problems, repeated[1]]
     cells = cells.with_columns(_tokens(pl.col(spec.competition.columns.list)))
     return _to_long(file, cells, spec, "line", limits, problems, plain=text.plain)
 
@@ -210,7 +215,7 @@ def _to_long(
                     some.height,
                     [
                         _token_issue(spec, unit, ln, p, raw, u)
-                        for ln, p, raw, u in some.head(5)
+                        for ln, p, raw, u in some.head(examples_shown())
                         .select("line", position, token, user)
                         .rows()
                     ],

@@ -649,8 +649,9 @@ def add_text_ids(
 
 
 def add_pandas_mistakes(corpus: Corpus, blind: list[list[str]], base: bytes) -> None:
-    """Files as pandas writes them by mistake: the index saved, ids or ranks as floats, ranks
-    counted from 0, a ZIP archive."""
+    """Files as pandas writes them by mistake: the index saved, ids or ranks as floats (one
+    empty cell makes a column floats), ranks counted from 0, a header repeated by chunks, a
+    ZIP archive."""
     add = corpus.sub
     add(
         "pandas_index.csv",
@@ -704,6 +705,19 @@ def add_pandas_mistakes(corpus: Corpus, blind: list[list[str]], base: bytes) -> 
         csv([[*r[:2], str(int(r[2]) - (r[0] == "1002"))] for r in blind]),
         "one user's ranks counted from 0",
         invalid_rank=[line_of(1, 1)],
+    )
+    add(
+        "float_ids_one_empty.csv",
+        csv([[r[0], "" if i == 6 else f"{r[1]}.0", r[2]] for i, r in enumerate(blind)]),
+        "one empty edition_id (line 8), so pandas wrote every edition_id as a float",
+        invalid_id=[2, 3, 4, 5, 6],
+        counts={"invalid_id": len(blind)},
+    )
+    add(
+        "repeated_header.csv",
+        csv([*blind[:30], HEADER.split(","), *blind[30:]]),
+        'written in two chunks by to_csv(mode="a"), each with its header (line 32)',
+        repeated_header=[32],
     )
     add("zip.csv", zipped("submission.csv", base), "a ZIP archive named .csv", file_format=None)
     add("workbook.xlsx", xlsx_like(base), "an Excel workbook", file_format=None)
