@@ -420,3 +420,13 @@ def test_a_file_of_none_of_the_targets_is_told_why_text_ids_may_not_match() -> N
         "matched exactly as the targets file writes them (0108775015 is not 108775015, ab is "
         "not AB); copy them from it as text",
     }
+
+
+def test_a_repeated_rank_is_named_by_the_competition_s_rank_column(tmp_path: Path) -> None:
+    solution = write(tmp_path, "sol.csv", SOLUTION)
+    sub = write(
+        tmp_path, "sub.csv", "session_id,track_id,place\nU1,N2,1\nU1,N1,1\nU2,N1,1\nU3,x,1\n"
+    )
+    with pytest.raises(SubmissionError) as exc:
+        scorer.score(sub, solution, competition=TRACKS)
+    assert problems(exc) == {"duplicate_rank": ["line 3: place 1 repeats line 2 for user U1"]}

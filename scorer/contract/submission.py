@@ -175,7 +175,7 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
         known.filter(pl.col(RANK).is_not_null() & pl.lit(not wide)),
         [USER, RANK],
         Code.DUPLICATE_RANK,
-        "rank {value}",
+        f"{columns.rank} {{value}}",
         RANK,
     )
     found += duplicates(
