@@ -1,4 +1,4 @@
-"""bench/run.py's report: issue 16's targets from a record's figures, the Markdown of
+"""bench/run.py's report: the targets of issues 16 and 22 from a record's figures, the Markdown of
 bench/RESULTS.md, and the README's performance block."""
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def versus(table: dict[str, Any], a: str, b: str, measure: str = "wall") -> tupl
 
 
 def targets(runs: list[dict[str, Any]]) -> list[Target]:
-    """Issue 16's targets, each met or not, from the figures of one record's runs."""
+    """The targets of issues 16 and 22, each met or not, from the figures of one record's runs."""
     by_key = {key_of(r): {t["name"]: t for t in r["table"]} for r in runs}
     twins = [k for k in SIZES if "scorer_quoted" in by_key.get(k, {})] or [M]
     found = []
@@ -264,18 +264,19 @@ def render(record: dict[str, Any]) -> str:
             "",
             "</details>",
         ]
-    out += ["", "## Targets (issue 16)", "", *targets_table(runs)]
+    out += ["", "## Targets (issues 16 and 22)", "", *targets_table(runs)]
     return "\n".join(out) + "\n"
 
 
 def readme_block(record: dict[str, Any]) -> str:
-    """The README's performance table: issue 16's targets, from a record."""
+    """The README's performance table: the targets of issues 16 and 22, from a record."""
     info = record["info"]
     commit = info["code"].split(",")[0]  # "commit abc1234", without the sources' digest
     before = info.get("before", "not run").split(" = ")[0]  # "92c2901", not its full hash
     return "\n".join(
         [
-            f"Issue 16's targets, from [`bench/RESULTS.md`](bench/RESULTS.md) ({info['date']}, "
+            "The targets of issues 16 and 22, from [`bench/RESULTS.md`](bench/RESULTS.md) "
+            f"({info['date']}, "
             f"{commit}; {info['cpu']}; medians, each command a fresh process; before: {before}):",
             "",
             *targets_table(record["runs"]),

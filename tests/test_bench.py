@@ -125,7 +125,7 @@ def test_the_report_has_every_size_and_the_targets_table() -> None:
     rec["runs"][1]["title"] = "k = 100, 200,000 users"
     text = report.render(rec)
     assert "## 1,000,000 users" in text and "## k = 100, 200,000 users" in text
-    assert "## Targets (issue 16)\n\n| target | figure | met |" in text
+    assert "## Targets (issues 16 and 22)\n\n| target | figure | met |" in text
     assert (
         f"| K = 100, 200k users: not slower, {report.SLOWER} | 5.00 s / 4.00 s = 1.25× "
         "| **not met** |" in text
@@ -194,7 +194,7 @@ def test_a_small_run_writes_the_report_with_its_targets(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     text = out.read_text(encoding="utf-8")
-    assert "## 2,000 users" in text and "## Targets (issue 16)" in text
+    assert "## 2,000 users" in text and "## Targets (issues 16 and 22)" in text
     names = [
         r["name"] for r in json.loads(out.with_suffix(".json").read_text())["runs"][0]["table"]
     ]
