@@ -25,6 +25,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import traceback
@@ -45,6 +46,7 @@ from scorer.api import score
 from scorer.cli import app
 from scorer.competition import Competition
 from scorer.contract import read_solution
+from scorer.errors import UsageError
 from scorer.platforms import evalai, evalai_remote, kaggle
 from scorer.platforms.common import HOST_MESSAGE, Kit
 from scorer.platforms.kit import build
@@ -704,3 +706,61 @@ def test_kit_refuses_a_broken_solution_with_every_detail(tmp_path: Path) -> None
     assert done.returncode == 2 and edition in done.stderr
     assert not (tmp_path / "kit").exists()
     assert private_users()  # the bundled solution has a private split
+
+
+# What the kits give away, found by a hostile-input probe (issue 23, "Also") ---------------
+
+
+@pytest.mark.parametrize("platform", ["kaggle", "codabench", "evalai"])
+def test_a_kit_lists_the_users_in_an_order_that_tells_nothing_of_the_split(
+    tmp_path: Path, platform: str
+) -> None:
+    """A solution that lists its public users first: the targets file and the sample still
+    list the users sorted by id, so their first half is not the public half."""
+    solution = pl.read_csv(DATA / "solution.csv")
+    ordered = solution.sort("stage", "user_id", descending=[True, True])  # public first
+    path = tmp_path / "solution.csv"
+    ordered.write_csv(path)
+    written = build(platform, path, tmp_path / "kit")
+    tables = {}
+    for file in written:
+        if file.name in ("targets.csv", "sample_submission.csv"):
+            tables[file.name] = pl.read_csv(file)
+        if file.name == "bundle.zip":
+            with zipfile.ZipFile(file) as archive:
+                for name in ("targets.csv", "sample_submission.csv"):
+                    tables[name] = pl.read_csv(archive.read(f"starting_kit/{name}"))
+    assert set(tables) == {"targets.csv", "sample_submission.csv"}
+    for table in tables.values():
+        users = table.get_column("user_id")
+        assert users.is_sorted() and users.n_unique() == solution["user_id"].n_unique()
+
+
+@pytest.mark.parametrize(
+    ("platform", "copy"),
+    [("kaggle", "solution.csv"), ("codabench", "bundle.zip"), ("evalai", "solution.csv")],
+)
+def test_a_kit_s_copy_of_the_solution_is_no_more_readable_than_the_solution(
+    tmp_path: Path, platform: str, copy: str
+) -> None:
+    path = tmp_path / "solution.csv"
+    shutil.copyfile(DATA / "solution.csv", path)
+    path.chmod(0o600)
+    written = build(platform, path, tmp_path / "kit")
+    hidden = [file for file in written if file.name == copy]
+    assert len(hidden) == 1
+    assert stat.S_IMODE(hidden[0].stat().st_mode) == 0o600
+
+
+def test_the_remote_worker_says_what_its_environment_lacks(tmp_path: Path) -> None:
+    """Started without its settings, it names every missing one (it died of KeyError)."""
+    with pytest.raises(UsageError) as exc:
+        evalai_remote.settings({"API_SERVER": "https://eval.ai", "QUEUE_NAME": " "})
+    assert "set AUTH_TOKEN, QUEUE_NAME, CHALLENGE_PK, SCORER_SOLUTION" in str(exc.value)
+    given = dict.fromkeys(evalai_remote.SETTINGS, "x") | {"SCORER_SOLUTION": str(tmp_path / "no")}
+    with pytest.raises(UsageError, match="no such file; expected the solution file"):
+        evalai_remote.settings(given)
+    solution = tmp_path / "solution.csv"
+    solution.write_text("user_id,edition_id\n")
+    ready = dict.fromkeys(evalai_remote.SETTINGS, "x") | {"SCORER_SOLUTION": str(solution)}
+    assert evalai_remote.settings(ready) == ["x", "x", "x", "x", str(solution)]

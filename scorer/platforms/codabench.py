@@ -298,7 +298,7 @@ def write(kit: Kit) -> list[Path]:
     with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in files.items():
             archive.writestr(name, data)
-    written = [bundle]
+    written = [kit.hidden(bundle)]  # it holds the solution (reference_data)
     written.append(
         kit.write(
             "docker/Dockerfile",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import stat
 import struct
 import zlib
 from dataclasses import dataclass
@@ -80,19 +82,34 @@ class Kit:
         }
         return {"title": self.title, **counts}
 
+    @property
+    def shown_users(self) -> pl.Series:
+        """The target users in the order participants see them: sorted by id, an order that
+        carries nothing of the solution's (a solution listing its public users first would
+        otherwise tell, through the targets file, which users are public)."""
+        return self.targets.sort()
+
     def sample(self) -> pl.DataFrame:
         """A wide sample submission in the competition's columns: every target user with the
         placeholder ids 1..k (valid, scoring 0): derived from nothing hidden."""
         columns = self.competition.columns
         ids = " ".join(str(i) for i in range(1, self.competition.k + 1))
+        users = self.shown_users
         return pl.DataFrame(
-            {columns.user: self.targets, columns.list: [ids] * self.targets.len()},
-            schema={columns.user: self.targets.dtype, columns.list: pl.String},
+            {columns.user: users, columns.list: [ids] * users.len()},
+            schema={columns.user: users.dtype, columns.list: pl.String},
         )
 
     def target_users(self) -> pl.DataFrame:
         """The targets file: one column, the users, named as the competition's files name it."""
-        return pl.DataFrame({self.competition.columns.user: self.targets})
+        return pl.DataFrame({self.competition.columns.user: self.shown_users})
+
+    def hidden(self, path: Path) -> Path:
+        """`path`, a file the kit wrote that holds the hidden solution, made no more readable
+        than the solution it comes from (a 0600 solution gives a 0600 copy); `path`."""
+        source = stat.S_IMODE(self.solution_path.stat().st_mode)
+        os.chmod(path, stat.S_IMODE(path.stat().st_mode) & source & 0o666)
+        return path
 
     def long(self) -> pl.DataFrame:
         """The solution as long rows (user, item, split) in the competition's columns and

@@ -215,7 +215,7 @@ def write(kit: Kit) -> list[Path]:
     annotation = kit.out / "annotations" / "solution.csv"
     annotation.parent.mkdir(parents=True, exist_ok=True)
     kit.long().write_csv(annotation)
-    written.append(annotation)
+    written.append(kit.hidden(annotation))
     written.append(kit.write("evaluation_script/__init__.py", template("evalai_init.py.tmpl")))
     written.append(kit.write("evaluation_script/main.py", template("evalai_main.py.tmpl")))
     written.append(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 import urllib.parse
 import urllib.request
@@ -17,9 +18,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from scorer.errors import SubmissionError
+from scorer.errors import SubmissionError, UsageError
 from scorer.platforms.common import HostVisibleError
-from scorer.platforms.evalai import host_log, remote_evaluate, remote_result
+from scorer.platforms.evalai import SOLUTION, host_log, remote_evaluate, remote_result
 
 #: The API paths a remote worker uses (EvalAI's apps/jobs/urls.py and apps/challenges/urls.py).
 PATHS = {
@@ -136,15 +137,37 @@ def handle(
     return str(data["submission_status"])
 
 
+#: What the worker needs from its environment (README, step 5), in the order `HttpApi` takes
+#: the first four; `SCORER_SOLUTION` is the solution file it scores against.
+SETTINGS = ("API_SERVER", "AUTH_TOKEN", "QUEUE_NAME", "CHALLENGE_PK", SOLUTION)
+
+
+def settings(environ: Mapping[str, str]) -> list[str]:
+    """The worker's settings from `environ`, checked before it polls: a `UsageError` naming
+    every one that is missing or empty, and a solution file that is not there."""
+    missing = [name for name in SETTINGS if not environ.get(name, "").strip()]
+    if missing:
+        raise UsageError(
+            "the worker is not configured: set "
+            + ", ".join(missing)
+            + " (README, step 5: API_SERVER, AUTH_TOKEN, QUEUE_NAME and CHALLENGE_PK from the "
+            "challenge's Manage tab, SCORER_SOLUTION the solution file)"
+        )
+    values = [environ[name].strip() for name in SETTINGS]
+    if not Path(values[-1]).is_file():
+        raise UsageError(f"{SOLUTION}={values[-1]}: no such file; expected the solution file")
+    return values
+
+
 def main(poll_seconds: float = 60.0, once: bool = False) -> None:  # pragma: no cover - network
-    """Poll the queue forever (or once), as the environment configures: `API_SERVER`,
-    `AUTH_TOKEN`, `QUEUE_NAME`, `CHALLENGE_PK`, `SCORER_SOLUTION`, and `SAVE_DIR`."""
-    api = HttpApi(
-        os.environ["API_SERVER"],
-        os.environ["AUTH_TOKEN"],
-        os.environ["QUEUE_NAME"],
-        os.environ["CHALLENGE_PK"],
-    )
+    """Poll the queue forever (or once), as the environment configures (`SETTINGS`, and
+    `SAVE_DIR`); a worker started without its settings says which are missing and exits 2."""
+    try:
+        server, token, queue, challenge, _ = settings(os.environ)
+    except UsageError as exc:  # the organiser's setup: exit 2, as the CLI's usage errors
+        print(f"Error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    api = HttpApi(server, token, queue, challenge)
     folder = Path(os.environ.get("SAVE_DIR", "submissions"))
     log = host_log()
     while True:

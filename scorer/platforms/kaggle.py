@@ -184,7 +184,7 @@ def write(kit: Kit) -> list[Path]:
     written = []
     path = kit.out / "solution.csv"
     solution.write_csv(path)
-    written.append(path)
+    written.append(kit.hidden(path))
     path = kit.out / "sample_submission.csv"
     kit.sample().write_csv(path)
     written.append(path)
