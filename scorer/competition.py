@@ -240,6 +240,8 @@ class Competition:
             raise UsageError(f"{path}: cannot read the competition file ({exc})") from None
         except tomllib.TOMLDecodeError as exc:
             raise UsageError(f"{path}: not valid TOML ({exc})") from None
+        except RecursionError:  # tomllib parses nested arrays and tables by recursion
+            raise UsageError(f"{path}: not a competition file (nested too deeply)") from None
         return cls.of(data, where=path.name)
 
     @classmethod

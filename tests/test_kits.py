@@ -764,3 +764,29 @@ def test_the_remote_worker_says_what_its_environment_lacks(tmp_path: Path) -> No
     solution.write_text("user_id,edition_id\n")
     ready = dict.fromkeys(evalai_remote.SETTINGS, "x") | {"SCORER_SOLUTION": str(solution)}
     assert evalai_remote.settings(ready) == ["x", "x", "x", "x", str(solution)]
+
+
+def test_a_competition_s_name_is_data_in_every_file_a_kit_writes(tmp_path: Path) -> None:
+    """A name holding a placeholder, Markdown and HTML: the kit builds (it used to fail
+    with an internal error), the YAML reads the name back whole, and no page renders it."""
+    name = "Mine @@K@@ *bold* [link](https://x.io) <b>"
+    spec = tmp_path / "competition.toml"
+    toml = (DATA / "hm" / "competition.toml").read_text(encoding="utf-8")
+    spec.write_text(toml.replace('name = "H&M-style"', f"name = {json.dumps(name)}"))
+    out = tmp_path / "kit"
+    written = build("codabench", DATA / "hm" / "solution.csv", out, competition=spec)
+    with zipfile.ZipFile(out / "bundle.zip") as archive:
+        pages = {n: archive.read(n).decode() for n in ("terms.md", "overview.md")}
+        config = yaml.safe_load(archive.read("competition.yaml"))
+    assert config["title"].startswith(name)
+    readme = next(f for f in written if f.name == "README.md").read_text(encoding="utf-8")
+    for text in [*pages.values(), readme]:
+        assert "<b>" not in text and "[link](" not in text and "*bold*" not in text
+        assert r"Mine \@\@K\@\@ \*bold\* \[link\]\(https\://x.io\) &lt;b&gt;" in text
+
+
+def test_a_competition_file_nested_too_deeply_is_a_usage_error(tmp_path: Path) -> None:
+    spec = tmp_path / "deep.toml"
+    spec.write_text("name = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(UsageError, match="nested too deeply"):
+        Competition.load(spec)

@@ -29,6 +29,7 @@ from pathlib import Path
 from scorer.api import score as score_submission
 from scorer.competition import LOST_ITEMS, Competition, Metric, Split
 from scorer.errors import Code, HostError, ScorerError, SubmissionError, file_error, single
+from scorer.leaderboard.literal import markdown
 from scorer.platforms.common import HOST_MESSAGE, HostVisibleError, Kit, logo, template
 from scorer.read import inside, kind_of, kind_of_file, walk
 from scorer.scoring import ScoreResult
@@ -278,7 +279,7 @@ def write(kit: Kit) -> list[Path]:
     files: dict[str, bytes] = {
         "competition.yaml": competition_yaml(kit).encode(),
         "logo.png": logo(),
-        "terms.md": template("terms.md.tmpl", title=kit.title).encode(),
+        "terms.md": template("terms.md.tmpl", title=markdown(kit.title)).encode(),
         "overview.md": _competition_page(kit, "overview.md").encode(),
         "evaluation.md": _competition_page(kit, "evaluation.md").encode(),
         "reference_data/solution" + _suffix(kit.solution_path): kit.solution_path.read_bytes(),
@@ -336,8 +337,9 @@ def _competition_page(kit: Kit, name: str) -> str:
     rules = kit.competition
     if name == "overview.md":
         return (
-            f"# {kit.title}\n\nFor each target user, rank {rules.k} items. Submit one CSV, "
-            "CSV.gz, Parquet or zip file; run `scorer validate` with the targets file first.\n"
+            f"# {markdown(kit.title)}\n\nFor each target user, rank {rules.k} items. Submit one "
+            "CSV, CSV.gz, Parquet or zip file; run `scorer validate` with the targets file "
+            "first.\n"
         )
     return (
         f"# Evaluation\n\nThe score is the mean {rules.label(rules.metric)} over the users of a "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import stat
 import struct
 import zlib
@@ -17,6 +18,7 @@ import polars as pl
 from scorer.competition import ITEM, USER, Competition, Split, Stage
 from scorer.contract import Solution
 from scorer.errors import Failure, ScorerError
+from scorer.leaderboard.literal import markdown
 
 __all__ = ["HOST_MESSAGE", "HostVisibleError", "Kit", "Platform", "logo", "template"]
 
@@ -80,7 +82,7 @@ class Kit:
             str(split): f"{users.filter(pl.col('stage') == split).height:,}"
             for split in (Split.PUBLIC, Split.PRIVATE)
         }
-        return {"title": self.title, **counts}
+        return {"title": markdown(self.title), **counts}  # the name is data, not markup
 
     @property
     def shown_users(self) -> pl.Series:
@@ -135,14 +137,19 @@ class Kit:
 
 
 def template(name: str, **values: str) -> str:
-    """A file of `templates/` with each `@@KEY@@` replaced by its value."""
+    """A file of `templates/` with each `@@KEY@@` replaced by its value, in one pass: a value
+    is data, never read for placeholders (a competition named `@@K@@` stays so named)."""
     folder = resources.files("scorer.platforms").joinpath("templates")
     text = folder.joinpath(name).read_text(encoding="utf-8")
-    for key, value in values.items():
-        text = text.replace(f"@@{key.upper()}@@", value)
-    if "@@" in text:
-        raise ValueError(f"{name}: a placeholder was left unfilled")
-    return text
+    given = {f"@@{key.upper()}@@": value for key, value in values.items()}
+    unfilled = [key for key in _PLACEHOLDER.findall(text) if key not in given]
+    if unfilled:  # a fault of the kit itself, not of the organiser's files
+        raise ValueError(f"{name}: {unfilled[0]} was left unfilled")
+    return _PLACEHOLDER.sub(lambda found: given[found.group(0)], text)
+
+
+#: A template's placeholder: `@@KEY@@`.
+_PLACEHOLDER = re.compile(r"@@[A-Z_]+@@")
 
 
 def logo() -> bytes:

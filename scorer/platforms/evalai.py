@@ -15,6 +15,7 @@ own stderr (the worker's console) and, when `SCORER_HOST_LOG` names a file, to t
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import os
 import sys
@@ -194,7 +195,7 @@ def write(kit: Kit) -> list[Path]:
     rules = kit.competition
     labels = ", ".join(f'"{name}"' for name in rules.labels.values())
     values = {
-        "title": kit.title,
+        "title": json.dumps(kit.title),  # YAML: a JSON string is one, whatever it holds
         "labels": labels,
         "primary": rules.label(rules.metric),
         "start": f"{kit.start:%Y-%m-%d} 00:00:00",
