@@ -19,6 +19,7 @@ import gzip
 import importlib
 import importlib.util
 import io
+import itertools
 import json
 import math
 import os
@@ -790,3 +791,36 @@ def test_a_competition_file_nested_too_deeply_is_a_usage_error(tmp_path: Path) -
     spec.write_text("name = " + "[" * 100_000 + "]" * 100_000 + "\n")
     with pytest.raises(UsageError, match="nested too deeply"):
         Competition.load(spec)
+
+
+def codabench_time(field: object) -> dt.datetime | None:
+    """A phase time as CodaBench keeps it: codalab/codabench c7dbc756,
+    src/apps/competitions/unpackers/utils.py, lines 30-38 (`get_datetime`): a date, or a
+    datetime (a `datetime.date` too), becomes midnight of its day; text is parsed first."""
+    if not field:
+        return None
+    if isinstance(field, dt.date):
+        return dt.datetime.combine(field, dt.time())
+    return dt.datetime.combine(dt.datetime.fromisoformat(str(field)), dt.time())
+
+
+@pytest.mark.parametrize("competition", [None, DATA / "hm" / "competition.toml"])
+def test_codabench_accepts_the_kit_s_phases_as_it_normalises_them(
+    tmp_path: Path, competition: Path | None
+) -> None:
+    """src/apps/competitions/unpackers/v2.py, lines 195-196, reads each phase's start and
+    end through `get_datetime`; base_unpacker.py, lines 115-135 (`_validate_phase_ordering`):
+    a phase followed by another must have an end, and the next must start strictly after it
+    ("Phases must be sequential", "Phases dates conflict"). The kit's final phase ends too:
+    one without an end takes submissions, and shows private scores, for ever."""
+    hm = competition is not None
+    solution = DATA / ("hm" if hm else "") / "solution.csv"
+    build("codabench", solution, tmp_path / "kit", competition=competition)
+    with zipfile.ZipFile(tmp_path / "kit" / "bundle.zip") as archive:
+        phases = yaml.safe_load(archive.read("competition.yaml"))["phases"]
+    times = [(codabench_time(p.get("start")), codabench_time(p.get("end"))) for p in phases]
+    assert len(times) == 2 and all(start is not None for start, _ in times)
+    for (_, end), (start, _) in itertools.pairwise(times):
+        assert end is not None and start is not None and start > end
+    final_start, final_end = times[-1]
+    assert final_start is not None and final_end is not None and final_end > final_start

@@ -244,10 +244,24 @@ def command(kit: Kit, phase: CodabenchPhase) -> str:
     return f"scorer codabench {INPUT} {OUTPUT} --phase {phase}{rules}"
 
 
+def phase_days(kit: Kit) -> dict[str, dt.date]:
+    """The phases' days, as CodaBench keeps them: it cuts every phase time to midnight of its
+    day (unpackers/utils.py, `get_datetime`), and refuses a phase that starts when the one
+    before it ends (base_unpacker.py, `_validate_phase_ordering`). So the public phase ends
+    at the start of `kit.end`, the final phase runs the day after, and it ends: a final
+    phase without an end would take submissions, and show private scores, for ever."""
+    final = kit.end + dt.timedelta(days=1)
+    return {
+        "start": kit.start,
+        "end": kit.end,
+        "final_start": final,
+        "final_end": final + dt.timedelta(days=1),
+    }
+
+
 def competition_yaml(kit: Kit) -> str:
     """The bundle's `competition.yaml` (version 2), written as text."""
     rules = kit.competition
-    final = dt.datetime.combine(kit.end, dt.time())
     columns = []
     for index, (split, metric) in enumerate(
         (split, metric)
@@ -267,9 +281,7 @@ def competition_yaml(kit: Kit) -> str:
             "on public users during the competition and on private users at the end."
         ),
         image=kit.image,
-        start=f"{kit.start:%Y-%m-%d} 00:00:00",
-        end=f"{final:%Y-%m-%d %H:%M:%S}",
-        final_start=f"{final + dt.timedelta(minutes=1):%Y-%m-%d %H:%M:%S}",
+        **{name: f"{day:%Y-%m-%d}" for name, day in phase_days(kit).items()},
         columns="\n".join(columns),
     )
 
@@ -315,8 +327,7 @@ def write(kit: Kit) -> list[Path]:
                 image=kit.image,
                 version=__version__,
                 base=BASE_IMAGE,
-                start=f"{kit.start:%Y-%m-%d}",
-                end=f"{kit.end:%Y-%m-%d}",
+                **{name: f"{day:%Y-%m-%d}" for name, day in phase_days(kit).items()},
                 public_command=command(kit, CodabenchPhase.PUBLIC),
                 final_command=command(kit, CodabenchPhase.FINAL),
             ),
