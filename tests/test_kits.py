@@ -824,3 +824,16 @@ def test_codabench_accepts_the_kit_s_phases_as_it_normalises_them(
         assert end is not None and start is not None and start > end
     final_start, final_end = times[-1]
     assert final_start is not None and final_end is not None and final_end > final_start
+
+
+def test_evalai_accepts_the_kit_s_phase_flags(tmp_path: Path) -> None:
+    """Cloud-CV/EvalAI 0f0403929, apps/challenges/challenge_config_utils.py, lines 896-902
+    (`validate_challenge_phases`): a phase may not be both `is_submission_public` and
+    `is_restricted_to_select_one_submission` ("is_submission_public_restricted", line 329)."""
+    build("evalai", DATA / "solution.csv", tmp_path / "kit")
+    config = yaml.safe_load((tmp_path / "kit" / "challenge_config.yaml").read_text())
+    for phase in config["challenge_phases"]:
+        assert not (
+            phase.get("is_submission_public")
+            and phase.get("is_restricted_to_select_one_submission")
+        ), phase["name"]
