@@ -13,6 +13,7 @@ broken on purpose, whose error names a hidden lost edition.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import datetime as dt
 import gzip
@@ -837,3 +838,18 @@ def test_evalai_accepts_the_kit_s_phase_flags(tmp_path: Path) -> None:
             phase.get("is_submission_public")
             and phase.get("is_restricted_to_select_one_submission")
         ), phase["name"]
+
+
+def test_kaggle_s_metric_annotates_every_argument_of_score(kits: Path) -> None:
+    """Kaggle's metric template (the docstring of the notebook Kaggle opens for a new
+    metric): "You must have a function named score", "you cannot change the first three
+    (solution, submission, and row_id_column_name)", "All arguments for score must have
+    type annotations", "score must return a single, finite, non-null float"."""
+    tree = ast.parse((kits / "kaggle" / "metric.py").read_text(encoding="utf-8"))
+    score = next(
+        node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "score"
+    )
+    arguments = score.args.args
+    assert [a.arg for a in arguments[:3]] == ["solution", "submission", "row_id_column_name"]
+    assert all(a.annotation is not None for a in arguments), [ast.unparse(a) for a in arguments]
+    assert score.returns is not None and ast.unparse(score.returns) == "float"
