@@ -853,3 +853,18 @@ def test_kaggle_s_metric_annotates_every_argument_of_score(kits: Path) -> None:
     assert [a.arg for a in arguments[:3]] == ["solution", "submission", "row_id_column_name"]
     assert all(a.annotation is not None for a in arguments), [ast.unparse(a) for a in arguments]
     assert score.returns is not None and ast.unparse(score.returns) == "float"
+
+
+def test_a_codabench_kit_without_an_image_says_its_image_is_a_placeholder(tmp_path: Path) -> None:
+    """CodaBench pulls `docker_image` to score: a kit naming the placeholder says so, and
+    how to name the real one; given `--image`, it says nothing."""
+    runner = CliRunner()
+    args = ["kit", "codabench", "--solution", str(SOLUTION)]
+    placeholder = runner.invoke(app, [*args, "--out", str(tmp_path / "a")])
+    assert placeholder.exit_code == 0, placeholder.output
+    assert "warning: docker_image is a placeholder (YOUR_REGISTRY_USER/" in placeholder.stderr
+    assert "make the kit again, into a new folder, with --image NAME" in placeholder.stderr
+    named = runner.invoke(app, [*args, "--out", str(tmp_path / "b"), "--image", "me/s:1"])
+    assert named.exit_code == 0 and "warning" not in named.stderr
+    with zipfile.ZipFile(tmp_path / "b" / "bundle.zip") as archive:
+        assert yaml.safe_load(archive.read("competition.yaml"))["docker_image"] == "me/s:1"

@@ -68,6 +68,7 @@ def kit(
     ] = None,
 ) -> None:
     """Write a ready-to-upload deployment for a platform, with a README.md of numbered steps."""
+    from scorer.platforms.kit import PLACEHOLDER_IMAGE
     from scorer.platforms.kit import build as build_kit
 
     with guarded("kit", False):
@@ -83,4 +84,11 @@ def kit(
         )
     for path in written:
         typer.echo(f"wrote {path}")
+    if Platform(platform) is Platform.CODABENCH and image is None:  # CodaBench cannot pull it
+        typer.echo(
+            f"warning: docker_image is a placeholder ({PLACEHOLDER_IMAGE}); push the scoring "
+            "image under your own name and make the kit again, into a new folder, with "
+            "--image NAME",
+            err=True,
+        )
     typer.echo(f"next: follow the steps of {out / 'README.md'}")

@@ -15,7 +15,10 @@ from scorer.platforms import codabench, evalai, kaggle
 from scorer.platforms.common import Kit, Platform
 from scorer.version import __version__
 
-__all__ = ["build"]
+__all__ = ["PLACEHOLDER_IMAGE", "build"]
+
+#: The scoring image a kit names until the organiser gives theirs (`--image`).
+PLACEHOLDER_IMAGE = f"YOUR_REGISTRY_USER/ranklist-scorer:{__version__}"
 
 #: What writes each platform's kit into its folder.
 WRITERS: dict[Platform, Callable[[Kit], list[Path]]] = {
@@ -69,7 +72,7 @@ def build(
         competition=rules,
         competition_path=competition,
         out=out,
-        image=image or f"YOUR_REGISTRY_USER/ranklist-scorer:{__version__}",
+        image=image or PLACEHOLDER_IMAGE,
         start=begin,
         end=end or begin + dt.timedelta(days=60),
     )
