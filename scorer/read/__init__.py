@@ -92,8 +92,7 @@ def read_table(
             layout.check_names(file, footer.names, spec, frame=True)
             frame = parquet.read(content, file, footer, limits, words=spec.of_kind("stage"))
             return _from_frame(file, frame, spec, limits)
-        texts = "text" in {**spec.required, **spec.optional}.values()
-        text = scan_text(file, content, limits, blank_long=True, texts=texts)
+        text = scan_text(file, content, limits, blank_long=True, texts=spec.texts)
         if wide.is_wide(text.header, spec):
             return wide.from_text(file, text, spec, limits, careful=careful)
         return long.from_text(file, text, spec, limits, careful=careful)

@@ -90,6 +90,11 @@ class Spec:
         return id_kind(self.competition.ids.user)
 
     @property
+    def texts(self) -> bool:
+        """Whether a column of the file holds text ids (its scan then looks for `plain`)."""
+        return "text" in {**self.required, **self.optional}.values()
+
+    @property
     def item_kind(self) -> Kind:
         """What the item column (or each id of a list) holds: `id` or `text`."""
         return id_kind(self.competition.ids.item)

@@ -76,7 +76,7 @@ def split(source: Path, spec: Spec, count: int, folder: Path, limits: Limits) ->
     kind, content = open_path(source, file, limits, inflate_to=folder / "inflated.csv")
     if kind not in ("csv", "csv.gz") or not isinstance(content, Path):
         raise ValueError(f"{file}: only CSV files are read in parts")
-    text = scan_text(file, content, limits, texts=spec.competition.ids.text)
+    text = scan_text(file, content, limits, texts=spec.texts)
     if isinstance(text.source, bytes):  # bare CR line ends, made newlines: split that text
         content = folder / "newlines.csv"
         content.write_bytes(text.source)
