@@ -53,6 +53,15 @@ def problems(exc: pytest.ExceptionInfo[SubmissionError]) -> dict[str, list[str]]
     return {str(p.code): [i.message for i in p.examples] for p in exc.value.report.problems}
 
 
+def rejected(tmp_path: Path, submission: str) -> dict[str, list[str]]:
+    """The problems of `submission` (written as sub.csv) against SOLUTION, under TRACKS."""
+    solution = write(tmp_path, "sol.csv", SOLUTION)
+    sub = write(tmp_path, "sub.csv", submission)
+    with pytest.raises(SubmissionError) as exc:
+        scorer.score(sub, solution, competition=TRACKS)
+    return problems(exc)
+
+
 def test_text_ids_match_exactly_as_written(tmp_path: Path) -> None:
     """`N01` is not `N1`, `0108775015` is not `108775015`: no number is read from them."""
     solution = write(tmp_path, "sol.csv", SOLUTION)
@@ -106,11 +115,7 @@ def test_the_wide_layout_and_parquet_give_the_same_scores(tmp_path: Path) -> Non
 def test_a_text_id_has_no_space_or_control_character_and_at_most_256_bytes(
     tmp_path: Path, cell: str, code: str, message: str
 ) -> None:
-    solution = write(tmp_path, "sol.csv", SOLUTION)
-    sub = write(tmp_path, "sub.csv", f'session_id,track_id,place\n"{cell}",N1,1\n')
-    with pytest.raises(SubmissionError) as exc:
-        scorer.score(sub, solution, competition=TRACKS)
-    found = problems(exc)
+    found = rejected(tmp_path, f'session_id,track_id,place\n"{cell}",N1,1\n')
     assert message in found[code][0]
     assert "\x1b" not in str(found)  # a participant's escape is shown escaped
 
@@ -133,19 +138,13 @@ def test_a_scan_tells_when_no_cell_can_hold_whitespace(text: bytes, plain: bool)
 
 
 def test_a_no_break_space_in_a_text_id_is_refused(tmp_path: Path) -> None:
-    solution = write(tmp_path, "sol.csv", SOLUTION)
-    sub = write(tmp_path, "sub.csv", "session_id,track_id,place\nU1,N\u00a01,1\n")
-    with pytest.raises(SubmissionError) as exc:
-        scorer.score(sub, solution, competition=TRACKS)
-    assert r"track_id 'N\xa01' is not a text id" in problems(exc)["invalid_id"][0]
+    found = rejected(tmp_path, "session_id,track_id,place\nU1,N\u00a01,1\n")
+    assert r"track_id 'N\xa01' is not a text id" in found["invalid_id"][0]
 
 
 def test_a_list_s_text_ids_are_judged_each_at_its_position(tmp_path: Path) -> None:
-    solution = write(tmp_path, "sol.csv", SOLUTION)
-    sub = write(tmp_path, "sub.csv", f"session_id,tracks\nU1,N1 {'x' * 300}\nU2,N1\nU3,N2\n")
-    with pytest.raises(SubmissionError) as exc:
-        scorer.score(sub, solution, competition=TRACKS)
-    assert problems(exc) == {
+    found = rejected(tmp_path, f"session_id,tracks\nU1,N1 {'x' * 300}\nU2,N1\nU3,N2\n")
+    assert found == {
         "id_too_long": [
             f"line 2, position 2: track_id '{'x' * 40}… (300 characters)' is 300 bytes "
             "long; expected a text id of at most 256 bytes (user U1)"
@@ -155,21 +154,18 @@ def test_a_list_s_text_ids_are_judged_each_at_its_position(tmp_path: Path) -> No
 
 def test_problems_name_the_ids_as_written(tmp_path: Path) -> None:
     """Ids are numbered to be checked fast; every message shows the text again."""
-    solution = write(tmp_path, "sol.csv", SOLUTION)
-    sub = write(
-        tmp_path, "sub.csv", "session_id,track_id,place\nU1,N002,1\nU1,N002,2\nU2,N1,1\nU9,N01,2\n"
+    found = rejected(
+        tmp_path, "session_id,track_id,place\nU1,N002,1\nU1,N002,2\nU2,N1,1\nU9,N01,2\n"
     )
-    with pytest.raises(SubmissionError) as exc:
-        scorer.score(sub, solution, competition=TRACKS)
-    assert problems(exc) == {
+    assert found == {
         "duplicate_edition": ["line 3: item N002 repeats line 2 for user U1"],
         "missing_user": ["user U3 is missing; expected 1 to 3 rows for every target user"],
         "unknown_user": ["line 5: user U9 is not a target user (1 row)"],
     }
     targets = write(tmp_path, "targets.csv", "session_id\nU1\nU2\nU3\n")
     with pytest.raises(SubmissionError) as again:
-        scorer.validate(sub, targets=targets, competition=TRACKS)
-    assert problems(again) == problems(exc)
+        scorer.validate(tmp_path / "sub.csv", targets=targets, competition=TRACKS)
+    assert problems(again) == found
 
 
 def test_a_broken_solution_is_reported_in_its_own_ids(tmp_path: Path) -> None:
@@ -423,10 +419,5 @@ def test_a_file_of_none_of_the_targets_is_told_why_text_ids_may_not_match() -> N
 
 
 def test_a_repeated_rank_is_named_by_the_competition_s_rank_column(tmp_path: Path) -> None:
-    solution = write(tmp_path, "sol.csv", SOLUTION)
-    sub = write(
-        tmp_path, "sub.csv", "session_id,track_id,place\nU1,N2,1\nU1,N1,1\nU2,N1,1\nU3,x,1\n"
-    )
-    with pytest.raises(SubmissionError) as exc:
-        scorer.score(sub, solution, competition=TRACKS)
-    assert problems(exc) == {"duplicate_rank": ["line 3: place 1 repeats line 2 for user U1"]}
+    found = rejected(tmp_path, "session_id,track_id,place\nU1,N2,1\nU1,N1,1\nU2,N1,1\nU3,x,1\n")
+    assert found == {"duplicate_rank": ["line 3: place 1 repeats line 2 for user U1"]}
