@@ -46,7 +46,7 @@ from typer.testing import CliRunner
 
 from scorer.api import score
 from scorer.cli import app
-from scorer.competition import Competition
+from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import read_solution
 from scorer.errors import UsageError
 from scorer.platforms import evalai, evalai_remote, kaggle
@@ -179,7 +179,6 @@ def test_kaggle_kit_files(kits: Path) -> None:
     kit = kits / "kaggle"
     assert sorted(p.name for p in kit.iterdir()) == [
         "README.md",
-        "build_wheels.sh",
         "metric.ipynb",
         "metric.py",
         "sample_submission.csv",
@@ -193,9 +192,7 @@ def test_kaggle_kit_files(kits: Path) -> None:
     assert list(sample.columns) == ["user_id", "edition_ids"] and len(sample) == 1000
     cell = json.loads((kit / "metric.ipynb").read_text())["cells"][0]
     assert "".join(cell["source"]) == (kit / "metric.py").read_text()
-    script = (kit / "build_wheels.sh").read_text()
-    assert "--python-version 3.12 --platform manylinux2014_x86_64" in script
-    assert "--only-binary=:all:" in script
+    assert kaggle.spec(LOST_ITEMS) == load_metric(kit / "metric.py").SPEC
     steps = re.findall(r"^(\d+)\. ", (kit / "README.md").read_text(), re.M)
     assert steps == [str(i) for i in range(1, len(steps) + 1)] and len(steps) >= 8
 

@@ -189,14 +189,17 @@ def test_the_readme_map_lists_every_module() -> None:
 def test_only_the_spec_names_the_lost_items_columns() -> None:
     """Frames inside the scorer name their columns by the spec's constants (`USER`, `ITEM`,
     `RANK`) and files by the competition's columns: the lost-items names are written where
-    that competition is defined, and nowhere else."""
+    that competition is defined, and nowhere else. Kaggle's metric (`kaggle_metric`) is the
+    one exception: a file that runs without scorer, its `SPEC` written by the kit; the lost
+    items values it holds until then are tests/test_kit_kaggle.py's to keep equal to the spec."""
     found = [
         f"{path.relative_to(ROOT).as_posix()}:{number}"
         for path in modules().values()
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
         if re.search(r"[\"'](user_id|edition_id)[\"']", line)
     ]
-    assert [place.split(":")[0] for place in found] == ["scorer/competition.py"] * 3, found
+    files = [place.split(":")[0] for place in found]
+    assert files == ["scorer/competition.py"] * 3 + ["scorer/platforms/kaggle_metric.py"], found
 
 
 def test_no_module_is_over_400_lines() -> None:

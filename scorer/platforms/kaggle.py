@@ -1,185 +1,103 @@
-"""Kaggle: the metric contract `score(solution, submission, row_id_column_name) -> float`, and
-the kit (`scorer kit kaggle`: the solution and sample in Kaggle's form, the metric, the wheels).
+"""Kaggle: the kit (`scorer kit kaggle`): the solution and sample in Kaggle's form, and the
+metric, `scorer.platforms.kaggle_metric` written for the competition.
 
-Kaggle calls `score` once for the public rows and once for the private ones: it filters the
-solution and the submission by the solution's `Usage` column and drops that column before the
-call, so each call sees one split and the score of the call is the mean NDCG@20 of its users.
-Both frames are wide, one row a user: the submission `user_id,edition_ids` with the 20 ranked
-ids separated by spaces, the solution `user_id,edition_ids` with the user's lost ids (empty
-for a user with none).
-
-A broken submission raises `ParticipantVisibleError`. Since each call sees one split, a report
-of its rows would tell which users share a split (two users broken in two ways: one problem
-or two, one code or two) and how many users a split has; so a row's problem is reported in
-one fixed sentence that points to `scorer validate` with the public targets file, and only
-problems of the header, the same in both calls, are named. Anything else (a broken
-solution, a bug) raises `HostVisibleError` with the details, which Kaggle routes by its class
-name to the host only.
-
-Both frames are judged before they are converted (`scorer.read.frames`): more than twice the
-rows a valid submission can have, more than 1,000 columns, or a text cell of more than 4,096
-characters is refused at once with a report that names the rows and columns, never the
-cell's content: a 40 MB cell costs nothing, where converting and splitting it took 1.7 GB.
+Kaggle's metric runs on Kaggle's image with nothing installed, so the metric is one file
+that needs numpy, pandas and the standard library alone: `kaggle_metric` is that file,
+tested here as a module, and the kit writes its source with `SPEC` filled in for the
+competition (`metric_source`). Its `score`, `ParticipantVisibleError` and `HostVisibleError`
+are the runtime this module names for tests and benchmarks, with lost items' spec.
 """
 
 from __future__ import annotations
 
 import json
-import math
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import polars as pl
 
-from scorer.api import score as score_submission
 from scorer.competition import LOST_ITEMS, Competition
-from scorer.contract import Solution, read_solution
-from scorer.errors import Code, ScorerError, SubmissionError, shorten
-from scorer.platforms.common import HostVisibleError, Kit, template
-from scorer.read import DEFAULT_LIMITS, Limits
-from scorer.version import __version__
+from scorer.errors import UsageError
+from scorer.leaderboard.literal import markdown
+from scorer.platforms.common import Kit, template
+from scorer.platforms.kaggle_metric import (
+    ROW_PROBLEMS,
+    HostVisibleError,
+    ParticipantVisibleError,
+    score,
+)
 
-__all__ = ["HostVisibleError", "ParticipantVisibleError", "kaggle_solution", "score", "write"]
+__all__ = [
+    "ROW_PROBLEMS",
+    "HostVisibleError",
+    "ParticipantVisibleError",
+    "kaggle_solution",
+    "metric_source",
+    "score",
+    "spec",
+    "write",
+]
 
-#: The competition Kaggle's metric scores (the kit refuses any other), and the user and list
-#: columns of both wide frames.
-RULES = LOST_ITEMS
-USERS, IDS = RULES.columns.user, RULES.columns.list
+#: The lines of `kaggle_metric` between which the kit writes the competition's `SPEC`.
+SPEC_BEGIN = "# --- the competition (written by `scorer kit kaggle`) ---\n"
+SPEC_END = "# --- end of the competition ---\n"
 
-#: The name Kaggle's participants know their file by, in the headline of a report.
-SUBMISSION_NAME = "submission"
 
-#: Problems of the file as a whole, found alike in the public and the private call.
-WHOLE_FILE = frozenset(
-    {
-        Code.MISSING_COLUMN,
-        Code.UNKNOWN_COLUMN,
-        Code.DUPLICATE_COLUMN,
-        Code.COLUMN_TYPE,
-        Code.FILE_FORMAT,
+def spec(competition: Competition) -> dict[str, Any]:
+    """What the metric needs of a competition, as plain values (`kaggle_metric.SPEC`)."""
+    return {
+        "name": competition.name,
+        "k": competition.k,
+        "metric": str(competition.metric),
+        "rows": str(competition.rows),
+        "empty_users": str(competition.empty_users),
+        "user_column": competition.columns.user,
+        "list_column": competition.columns.list,
+        "user_ids": str(competition.ids.user),
+        "item_ids": str(competition.ids.item),
     }
-)
-
-#: What a participant reads for any problem of a row: the same words whatever the rows.
-ROW_PROBLEMS = (
-    "submission rejected: some rows break the submission rules. Kaggle checks the public "
-    "and the private users one part at a time, so this message names no row, user or "
-    "count. Run `scorer validate submission.csv --targets targets.csv` (targets.csv is on "
-    "the competition's data page) to see every problem with its line."
-)
 
 
-class ParticipantVisibleError(Exception):
-    # If you want an error message to be shown to participants, you must raise the error as a
-    # ParticipantVisibleError. All other errors will only be shown to the competition host.
-    # This helps prevent unintentional leakage of solution data.
-    pass
+def metric_source(competition: Competition) -> str:
+    """The metric file for `competition`: `kaggle_metric`'s source with its `SPEC` written as
+    a literal. JSON's strings, escapes and integers are Python's too, and `json.dumps`
+    escapes every quote, backslash and control character: a name is data, never code."""
+    source = resources.files("scorer.platforms").joinpath("kaggle_metric.py").read_text("utf-8")
+    begin = source.index(SPEC_BEGIN) + len(SPEC_BEGIN)
+    end = source.index(SPEC_END)
+    items = "".join(f"    {json.dumps(k)}: {json.dumps(v)},\n" for k, v in spec(competition).items())
+    literal = f"{{\n{items}}}"  # as the module itself writes it (ruff's format)
+    return f"{source[:begin]}SPEC: dict[str, Any] = {literal}\n{source[end:]}"
 
 
-def score(solution: pd.DataFrame, submission: pd.DataFrame, row_id_column_name: str) -> float:
-    """Mean NDCG@20 of the users in `solution` (Kaggle's public or private part).
-
-    `row_id_column_name` names the user column in both frames (`user_id`, or any name the host
-    chose: it is read as the competition's user column). The score equals `scorer score` on
-    the full files for the same split, and is always a finite float.
-    """
-    try:
-        truth = read_wide_solution(_as_users(solution, row_id_column_name, "solution"))
-        result = score_submission(_as_users(submission, row_id_column_name, SUBMISSION_NAME), truth)
-    except SubmissionError as exc:
-        raise ParticipantVisibleError(participant_message(exc)) from None
-    except HostVisibleError:
-        raise
-    except ScorerError as exc:
-        raise HostVisibleError(str(exc), host_only=True) from None
-    except Exception as exc:  # a bug: Kaggle would show a message without digits to everyone
-        details = f"internal error ({type(exc).__name__}: {shorten(exc)})"
-        raise HostVisibleError(details, host_only=True) from None
-    value = float(result.overall)
-    if not math.isfinite(value):  # pragma: no cover - NDCG is a mean of numbers in [0, 1]
-        raise HostVisibleError(f"the score is {value}; expected a finite number", host_only=True)
-    return value
-
-
-def participant_message(exc: SubmissionError) -> str:
-    """What Kaggle shows for a rejected part: the header's problems by name (the same in both
-    calls), any problem of a row in one fixed sentence (see the module's docstring)."""
-    report = exc.report
-    if report.problems and all(p.code in WHOLE_FILE for p in report.problems):
-        whole = "\n".join(
-            f"  [{p.code}] {issue.message}" for p in report.problems for issue in p.examples
-        )
-        return f"submission rejected: the file's columns break the submission rules:\n{whole}"
-    return ROW_PROBLEMS
-
-
-def _as_users(frame: pd.DataFrame, row_id: str, role: str) -> pd.DataFrame:
-    """The frame with its row-id column named as the competition's rules name it, and its
-    list column as text: pandas reads a column whose cells hold at most one id each (a split
-    where every user lost one item or none) as numbers, float64 once a cell is empty."""
-    if not isinstance(frame, pd.DataFrame):
-        details = f"the {role} is a {type(frame).__name__}; expected a DataFrame"
-        raise HostVisibleError(details, host_only=True)
-    if row_id != USERS and row_id in frame.columns:
-        frame = frame.rename(columns={row_id: USERS})
-    if IDS in frame.columns and pd.api.types.is_numeric_dtype(frame[IDS].dtype):
-        frame = frame.assign(**{IDS: frame[IDS].map(_id_text)})
-    return frame  # a missing column is reported by the reader, in the report's own words
-
-
-def _id_text(value: object) -> str:
-    """A number pandas made of a one-id cell, as the id it was written as: `12.0` → `12`, NaN
-    → empty (no ids); any other number as written, for the reader to judge."""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ""
-        if value.is_integer():
-            return str(int(value))
-    return str(value)
-
-
-def read_wide_solution(
-    solution: pd.DataFrame | pl.DataFrame, limits: Limits = DEFAULT_LIMITS
-) -> Solution:
-    """A wide solution (user_id, edition_ids with the lost ids separated by spaces or empty,
-    and optionally `Usage` or `stage`) as the scorer's `Solution`; a `HostError` if broken."""
-    return read_solution(solution, limits)
-
-
-def kaggle_solution(solution: pl.DataFrame, competition: Competition = RULES) -> pl.DataFrame:
+def kaggle_solution(solution: pl.DataFrame, competition: Competition = LOST_ITEMS) -> pl.DataFrame:
     """A long solution file's frame (the competition's user, item and split columns) as
     Kaggle's: one row a user with its items separated by spaces (empty for a user with none)
     and `Usage` as `Public`/`Private`/`Ignored`, ready to upload as the solution file."""
-    columns = competition.columns
-    split = next((c for c in competition.splits.columns if c in solution.columns), None)
-    usage = [pl.col(split).first().str.to_titlecase().alias("Usage")] if split else []
+    columns, splits = competition.columns, competition.splits
+    split = next((c for c in splits.columns if c in solution.columns), None)
+    usage = []
+    if split is not None:  # the competition's words for its splits, as Kaggle names them
+        words = {getattr(splits, stage).lower(): stage.title() for stage in KAGGLE_USAGE}
+        usage = [pl.col(split).first().str.to_lowercase().replace_strict(words).alias("Usage")]
     return solution.group_by(columns.user, maintain_order=True).agg(
         pl.col(columns.item).drop_nulls().cast(pl.String).str.join(" ").alias(columns.list),
         *usage,
     )
 
 
-#: The Kaggle Dataset the metric installs scorer from, as Kaggle mounts it.
-WHEELS_DATASET = "ranklist-scorer-wheels"
-
-#: Kaggle's Python (its image runs 3.12) and the platforms its wheels must be built for.
-KAGGLE_PYTHON = "3.12"
-PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_28_x86_64")
-
-
-def wheel_command(folder: str = "wheels") -> str:
-    """The command that downloads scorer's dependencies as wheels for Kaggle's Python."""
-    platforms = " ".join(f"--platform {p}" for p in PLATFORMS)
-    return (
-        f"python -m pip download --dest {folder} --only-binary=:all: "
-        f"--python-version {KAGGLE_PYTHON} {platforms} {folder}/ranklist_scorer-"
-        f"{__version__}-py3-none-any.whl"
-    )
+#: The splits as Kaggle's `Usage` column names them (title case).
+KAGGLE_USAGE = ("public", "private", "ignored")
 
 
 def write(kit: Kit) -> list[Path]:
     """Write the Kaggle kit into `kit.out`; the files written."""
+    if kit.solution.graded:
+        raise UsageError(
+            f"{kit.solution_path}: the solution grades its items; Kaggle's solution is one "
+            "list of relevant ids a user and holds no grades (use the codabench or evalai kit)"
+        )
     solution = kaggle_solution(kit.long(), kit.competition)
     written = []
     path = kit.out / "solution.csv"
@@ -191,29 +109,21 @@ def write(kit: Kit) -> list[Path]:
     path = kit.out / "targets.csv"
     kit.target_users().write_csv(path)
     written.append(path)
-    metric = template("kaggle_metric.py.tmpl", dataset=WHEELS_DATASET)
+    metric = metric_source(kit.competition)
     written.append(kit.write("metric.py", metric))
     written.append(kit.write("metric.ipynb", notebook(metric)))
-    written.append(
-        kit.write(
-            "build_wheels.sh",
-            template(
-                "kaggle_build_wheels.sh.tmpl",
-                version=__version__,
-                download=wheel_command(),
-            ),
-        )
-    )
-    (kit.out / "build_wheels.sh").chmod(0o755)
+    columns = kit.competition.columns
     written.append(
         kit.write(
             "README.md",
             template(
                 "kaggle_README.md.tmpl",
                 **kit.readme,
-                dataset=WHEELS_DATASET,
-                python=KAGGLE_PYTHON,
                 targets=f"{kit.targets.len():,}",
+                k=str(kit.competition.k),
+                user=markdown(columns.user),
+                list=markdown(columns.list),
+                metric=markdown(f"{kit.competition.metric}@{kit.competition.k}"),
             ),
         )
     )

@@ -46,11 +46,6 @@ def build(
     """
     platform = Platform(platform)
     rules = LOST_ITEMS if competition is None else Competition.load(competition)
-    if platform != Platform.CODABENCH and rules != LOST_ITEMS:
-        raise UsageError(
-            f"--competition: the {platform} kit scores the lost-items competition only; the "
-            "codabench kit takes other competitions"
-        )
     truth = read_solution(solution, competition=rules)
     users = truth.written_targets
     if targets is not None:

@@ -1,0 +1,321 @@
+"""The Kaggle kit's metric (issue 23): one self-contained file written for the competition's
+spec, needing nothing outside Kaggle's image, held equal to `scorer score` (verdicts and
+scores) on drawn competitions and submissions, and keeping Kaggle's metric template rules.
+
+Kaggle's metric template is the notebook Kaggle opens for a new metric; its docstring says:
+"You must have a function named score", "you cannot change the first three (solution,
+submission, and row_id_column_name)", "All arguments for score must have type annotations",
+"score must return a single, finite, non-null float", and that only a
+`ParticipantVisibleError`'s message is shown to participants. Kaggle's template repository
+is not public; these sentences are quoted from the template as Kaggle shows it.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import math
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import SPLIT_WORDS, column_names, id_cell
+
+import scorer
+from scorer import Competition, Metric, SubmissionError
+from scorer.competition import LOST_ITEMS, EmptyUsers, Rows
+from scorer.platforms import kaggle, kaggle_metric, kit
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: What Kaggle's image has besides the standard library (the metric may import nothing else).
+KAGGLE_IMPORTS = {"numpy", "pandas"}
+
+
+def load(path: Path) -> Any:
+    """A metric file as Kaggle's notebook runs it: a module of its own."""
+    spec = importlib.util.spec_from_file_location(f"kaggle_metric_{uuid.uuid4().hex}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def metric_for(competition: Competition, folder: Path) -> Any:
+    path = folder / f"metric_{uuid.uuid4().hex}.py"
+    path.write_text(kaggle.metric_source(competition), encoding="utf-8")
+    return load(path)
+
+
+# The template's rules, on the file the kit writes ----------------------------------------------
+
+
+def test_the_metric_imports_nothing_outside_kaggle_s_image() -> None:
+    """Nothing is installed when Kaggle runs a metric: the standard library, numpy, pandas."""
+    tree = ast.parse(kaggle.metric_source(LOST_ITEMS))
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    } | {
+        (node.module or "").split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+    }
+    outside = imported - KAGGLE_IMPORTS - set(sys.stdlib_module_names)
+    assert not outside, outside
+    assert "scorer" not in imported
+
+
+def test_the_metric_is_python_3_8() -> None:
+    """Kaggle does not say which Python a metric runs on: the file keeps to 3.8's grammar."""
+    ast.parse(kaggle.metric_source(LOST_ITEMS), feature_version=(3, 8))
+
+
+def test_score_keeps_the_template_s_signature(tmp_path: Path) -> None:
+    tree = ast.parse(kaggle.metric_source(LOST_ITEMS))
+    score = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "score")
+    arguments = score.args.args
+    assert [a.arg for a in arguments] == ["solution", "submission", "row_id_column_name"]
+    assert [ast.unparse(a.annotation) for a in arguments if a.annotation] == [
+        "pd.DataFrame",
+        "pd.DataFrame",
+        "str",
+    ]
+    assert score.returns is not None and ast.unparse(score.returns) == "float"
+    classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    assert {"ParticipantVisibleError", "HostVisibleError"} <= classes
+
+
+def test_the_metric_module_holds_lost_items_spec_until_the_kit_writes_another() -> None:
+    assert kaggle.spec(LOST_ITEMS) == kaggle_metric.SPEC
+    assert kaggle.metric_source(LOST_ITEMS) == Path(kaggle_metric.__file__).read_text("utf-8")
+
+
+def test_the_spec_is_written_as_data(tmp_path: Path) -> None:
+    """A name with quotes, a line break and a placeholder is a string of `SPEC`, not code."""
+    name = "a \"b\" 'c'\n@@K@@ \\ ]]} ) # x"
+    metric = metric_for(Competition(name=name, k=5, metric=Metric.MAP), tmp_path)
+    assert kaggle.spec(Competition(name=name, k=5, metric=Metric.MAP)) == metric.SPEC
+    assert metric.SPEC["name"] == name and metric.SPEC["k"] == 5
+
+
+# Equal to scorer ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Drawn:
+    competition: Competition
+    solution: str  # the long solution file, as `scorer score` reads it
+    submission: str  # the wide submission file
+    users: dict[str, str]  # user cell -> Kaggle's Usage
+
+
+@st.composite
+def drawn(draw: st.DrawFn) -> Drawn:
+    """A competition (any columns, k, metric, row rule, empty-user rule, id kind, split
+    words), a solution, and a wide submission, valid or with one drawn flaw."""
+    ids = draw(st.sampled_from(["integer", "text"]))
+    names = column_names(4, refusable=False).filter(lambda n: not {"stage", "Usage"} & set(n))
+    user, item, rank, listed = draw(names)
+    public, private, ignored = draw(st.sampled_from(SPLIT_WORDS))
+    k = draw(st.integers(1, 12))
+    rows = draw(st.sampled_from(list(Rows)))
+    competition = Competition.of(
+        {
+            "name": "drawn",
+            "k": k,
+            "metric": str(draw(st.sampled_from(list(Metric)))),
+            "rows": str(rows),
+            "empty_users": str(draw(st.sampled_from(list(EmptyUsers)))),
+            "columns": {"user": user, "item": item, "rank": rank, "list": listed},
+            "ids": {"user": ids, "item": ids},
+            "splits": {
+                "columns": ["stage"],
+                "public": public,
+                "private": private,
+                "ignored": ignored,
+            },
+        }
+    )
+    users = draw(st.lists(st.integers(0, 10**6), min_size=2, max_size=7, unique=True))
+    pool = st.integers(1, 2 * k + 6)
+    solution = [f"{user},{item},stage"]
+    usage: dict[str, str] = {}
+    for u in users:
+        stage = draw(st.sampled_from([public, private]))
+        usage[id_cell(ids, u)] = "Public" if stage == public else "Private"
+        lost = draw(st.lists(pool, max_size=6, unique=True))
+        solution += [
+            f"{id_cell(ids, u)},{'' if i is None else id_cell(ids, i)},{stage}"
+            for i in lost or [None]
+        ]
+    lists: dict[str, list[str]] = {}
+    for u in users:
+        n = draw(st.integers(k if rows is Rows.EXACTLY else 0, k))
+        lists[id_cell(ids, u)] = [
+            id_cell(ids, i) for i in draw(st.lists(pool, min_size=n, max_size=n, unique=True))
+        ]
+    lines = [[who, " ".join(items)] for who, items in lists.items()]
+    flaw = draw(
+        st.sampled_from(
+            [
+                None,
+                None,
+                "missing",
+                "unknown",
+                "twice",
+                "bad_id",
+                "repeat",
+                "short",
+                "long",
+                "empty_user",
+                "column",
+            ]
+        )
+    )
+    header = [user, listed]
+    if flaw == "missing":
+        del lines[draw(st.integers(0, len(lines) - 1))]
+    elif flaw == "unknown":
+        lines.append([id_cell(ids, 10**6 + 1), " ".join(id_cell(ids, i) for i in range(1, k + 1))])
+    elif flaw == "twice":
+        lines.append(list(draw(st.sampled_from(lines))))
+    elif flaw == "empty_user":
+        draw(st.sampled_from(lines))[0] = ""
+    elif flaw == "column":
+        header = [user, draw(st.sampled_from(["items", f"{listed}_"]))]
+    else:
+        line = draw(st.sampled_from(lines))
+        items = line[1].split(" ") if line[1] else []
+        if flaw == "bad_id" and items:
+            items[0] = "x" if ids == "integer" else "x\x01"
+        elif flaw == "repeat" and len(items) > 1:
+            items[-1] = items[0]
+        elif flaw == "short" and rows is Rows.EXACTLY:
+            items = items[:-1]
+        elif flaw == "long":
+            items.append(id_cell(ids, 10**6 + 7))
+        line[1] = " ".join(items)
+    submission = [",".join(header), *(",".join(line) for line in lines)]
+    return Drawn(competition, "\n".join(solution) + "\n", "\n".join(submission) + "\n", usage)
+
+
+def scorer_scores(case: Drawn, folder: Path) -> dict[str, float | None] | None:
+    """`scorer score`'s public and private scores of the case, or None if it rejects it."""
+    (folder / "solution.csv").write_text(case.solution, encoding="utf-8")
+    (folder / "submission.csv").write_text(case.submission, encoding="utf-8")
+    try:
+        result = scorer.score(
+            folder / "submission.csv", folder / "solution.csv", competition=case.competition
+        )
+    except SubmissionError:
+        return None
+    return {"Public": result.public, "Private": result.private}
+
+
+def kaggle_scores(case: Drawn, metric: Any) -> dict[str, float | None] | None:
+    """The metric called as Kaggle calls it: per `Usage`, the solution's rows of that split
+    and the submission's rows of its users (rows of no solution user reach both calls); None
+    if either call rejects the file; a split's score is None when the metric says the host
+    has no user to average (every user left out)."""
+    columns = case.competition.columns
+    wide = kaggle.kaggle_solution(
+        pl.read_csv(case.solution.encode(), infer_schema=False), case.competition
+    ).to_pandas()
+    frame = pd.read_csv(pd.io.common.StringIO(case.submission), dtype=str, keep_default_na=False)
+    found: dict[str, float | None] = {}
+    for usage in ("Public", "Private"):
+        rows = wide[wide["Usage"] == usage].drop(columns="Usage").reset_index(drop=True)
+        if rows.empty:
+            found[usage] = None
+            continue
+        if columns.user in frame.columns:
+            ours = frame[columns.user].isin(rows[columns.user]) | ~frame[columns.user].isin(
+                wide[columns.user]
+            )
+            part = frame[ours].reset_index(drop=True)
+        else:
+            part = frame
+        try:
+            found[usage] = metric.score(rows, part, columns.user)
+        except metric.ParticipantVisibleError:
+            return None
+        except metric.HostVisibleError as err:
+            assert "no user of this leaderboard" in str(err), err
+            found[usage] = None
+    return found
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(case=drawn())
+def test_the_metric_gives_scorer_s_verdict_and_scores(case: Drawn, tmp_path: Path) -> None:
+    metric = metric_for(case.competition, tmp_path)
+    expected = scorer_scores(case, tmp_path)
+    found = kaggle_scores(case, metric)
+    assert (found is None) == (expected is None), (expected, found)
+    if expected is not None and found is not None:
+        assert found == expected  # the same sums in the same order: the same bits
+
+
+def test_a_rejection_names_no_user_count_or_split(tmp_path: Path) -> None:
+    metric = metric_for(LOST_ITEMS, tmp_path)
+    solution = pd.DataFrame({"user_id": [7, 8], "edition_ids": ["1 2", ""]})
+    submission = pd.DataFrame({"user_id": [7, 8], "edition_ids": ["1 2", "3 x"]})
+    with pytest.raises(metric.ParticipantVisibleError) as info:
+        metric.score(solution, submission, "user_id")
+    assert str(info.value) == kaggle.ROW_PROBLEMS
+    assert not any(ch.isdigit() for ch in str(info.value))
+
+
+def test_pandas_numbers_are_read_as_the_ids_they_were(tmp_path: Path) -> None:
+    """Kaggle hands over frames pandas typed: integer users, and a list column of floats
+    when every list holds one id or none. They score as the text they were written as."""
+    metric = metric_for(Competition(k=1, rows=Rows.AT_MOST), tmp_path)
+    solution = pd.DataFrame({"user_id": [7, 8, 9], "edition_ids": [5.0, float("nan"), 6.0]})
+    submission = pd.DataFrame({"user_id": [9, 7, 8], "edition_ids": [6.0, 4.0, float("nan")]})
+    assert metric.score(solution, submission, "user_id") == 1 / 3
+
+
+# The kit, for any competition --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("folder", ["hm", "hm-kaggle"])
+def test_the_kit_builds_for_another_competition_and_scores_as_scorer(
+    tmp_path: Path, folder: str
+) -> None:
+    """data/hm (H&M's columns, MAP@12, empty users left out) and data/hm-kaggle (its text
+    ids): the kit's metric scores the kit's sample 0 and the bundled sample submission as scorer."""
+    data = ROOT / "data" / folder
+    competition = Competition.load(data / "competition.toml")
+    out = tmp_path / "kit"
+    kit.build("kaggle", data / "solution.csv", out, competition=data / "competition.toml")
+    metric = load(out / "metric.py")
+    assert kaggle.spec(competition) == metric.SPEC
+    solution = pd.read_csv(out / "solution.csv", dtype=str, keep_default_na=False)
+    user = competition.columns.user
+    assert list(solution.columns) == [user, competition.columns.list, "Usage"]
+    expected = scorer.score(
+        data / "sample_submission.csv", data / "solution.csv", competition=competition
+    )
+    wide = pd.read_csv(data / "sample_submission.csv", dtype=str, keep_default_na=False)
+    for path in (out / "sample_submission.csv", None):
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False) if path else wide
+        for usage, value in (("Public", expected.public), ("Private", expected.private)):
+            rows = solution[solution["Usage"] == usage].drop(columns="Usage")
+            part = frame[frame[user].isin(rows[user])]
+            found = metric.score(rows.reset_index(drop=True), part.reset_index(drop=True), user)
+            assert found == (0.0 if path else value)
+    assert math.isfinite(expected.public or math.nan)
