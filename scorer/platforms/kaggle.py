@@ -66,7 +66,8 @@ def metric_source(competition: Competition) -> str:
     source = resources.files("scorer.platforms").joinpath("kaggle_metric.py").read_text("utf-8")
     begin = source.index(SPEC_BEGIN) + len(SPEC_BEGIN)
     end = source.index(SPEC_END)
-    items = "".join(f"    {json.dumps(k)}: {json.dumps(v)},\n" for k, v in spec(competition).items())
+    pairs = spec(competition).items()
+    items = "".join(f"    {json.dumps(k)}: {json.dumps(v)},\n" for k, v in pairs)
     literal = f"{{\n{items}}}"  # as the module itself writes it (ruff's format)
     return f"{source[:begin]}SPEC: dict[str, Any] = {literal}\n{source[end:]}"
 
