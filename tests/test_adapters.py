@@ -254,23 +254,28 @@ def test_codabench_broken_solution_exits_2_and_tells_the_participant_nothing(
     )
     inputs = codabench_dirs(tmp_path, solution, to_wide(comp.submission), "csv")
     out = tmp_path / "output"
-    result = runner.invoke(app, ["codabench", str(inputs), str(out)])
+    result = runner.invoke(app, ["codabench", str(inputs), str(out)])  # the public phase
     assert result.exit_code == 2
-    assert result.stdout == ""  # stdout and stderr: organisers only, by the kit's hide_output
-    assert result.stderr.startswith(codabench.HOST_DETAILS + "\nHostError: ")
-    assert "the solution file is broken" in result.stderr and "'oops'" in result.stderr
-    assert result.stderr.endswith(f"Error: {HOST_MESSAGE}\n")
-    page = (out / "detailed_results.html").read_text()  # what the participant reads
+    assert result.output == f"Error: {HOST_MESSAGE}\n"  # its logs are the participant's
+    page = (out / "detailed_results.html").read_text()
     assert "organisers&#x27; files" in page and "oops" not in page
     assert sorted(p.name for p in out.iterdir()) == ["detailed_results.html"]
+    # The final phase's logs are the organisers' (hide_output): the details go there
+    final = runner.invoke(app, ["codabench", str(inputs), str(out), "--phase", "final"])
+    assert final.exit_code == 2 and final.stdout == ""
+    assert final.stderr.startswith(codabench.HOST_DETAILS + "\nHostError: ")
+    assert "the solution file is broken" in final.stderr and "'oops'" in final.stderr
+    assert final.stderr.endswith(f"Error: {HOST_MESSAGE}\n")
+    assert "oops" not in (out / "detailed_results.html").read_text()
 
 
 def test_codabench_missing_ref_folder_is_the_hosts(tmp_path: Path) -> None:
     (tmp_path / "input" / "res").mkdir(parents=True)
     out = tmp_path / "out"
     result = runner.invoke(app, ["codabench", str(tmp_path / "input"), str(out)])
-    assert result.exit_code == 2
-    assert "no such folder" in result.stderr and "no such folder" not in result.stdout
+    assert result.exit_code == 2 and "no such folder" not in result.output
+    final = runner.invoke(app, ["codabench", str(tmp_path / "input"), str(out), "--phase", "final"])
+    assert final.exit_code == 2 and "ref: no such folder" in final.stderr
 
 
 def test_codabench_without_a_split_reports_overall(comp: CompetitionFiles, tmp_path: Path) -> None:

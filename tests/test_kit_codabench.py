@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -192,19 +193,23 @@ def test_force_best_ranks_the_best_and_migrates_it(kit: Path) -> None:
     assert "no new submission" in final["description"]
 
 
-def test_logs_are_hidden_and_detailed_results_shown(kit: Path) -> None:
+def test_the_public_phase_shows_its_logs_and_the_final_phase_hides_them(kit: Path) -> None:
     """compute_worker/compute_worker.py 242-253 and 1295-1302: a run that exits non-zero
     never reaches `push_output`, so no file of its output folder is uploaded; 1271-1278:
-    its stdout and stderr are; api/serializers/submissions.py 254-257: `hide_output` keeps
-    the logs to the organisers; 268-270: the detailed results are shown whatever the
-    flags, when the competition `enable_detailed_results` (competitions/tasks.py 158-159
-    gives the worker their address only then)."""
+    its stdout and stderr are. static/riot/competitions/detail/submission_manager.tag 120:
+    the detailed results are linked for finished submissions only; submission_modal.tag
+    4-5 and api/serializers/submissions.py 254-257: `hide_output` hides the logs (and the
+    detailed results tab) from everyone but the organisers. So a participant reads a
+    rejection in the public phase's logs, and the final phase, which re-runs accepted
+    files, hides its logs, which hold a host failure's details. `enable_detailed_results`
+    (competitions/tasks.py 158-159) gives the worker the detailed results' address."""
     yaml_config = config(kit)
     assert yaml_config["enable_detailed_results"] is True
     assert yaml_config["show_detailed_results_in_submission_panel"] is True
     assert yaml_config["show_detailed_results_in_leaderboard"] is False
-    for phase in yaml_config["phases"]:
-        assert phase["hide_output"] is True, phase["name"]
+    public, final = yaml_config["phases"]
+    assert public["hide_output"] is False and public["hide_score_output"] is True
+    assert final["hide_output"] is True
 
 
 def test_docker_image_and_starting_kit(kit: Path) -> None:
@@ -284,3 +289,19 @@ def test_the_program_s_own_fault_is_exit_2_never_a_rejection(tmp_path: Path) -> 
     assert done.returncode == 2
     assert "metric = 'nope'; expected one of 'ndcg'" in done.stderr
     assert not (tmp_path / "output" / "scores.json").exists()
+
+
+def test_the_readme_says_what_was_run_where_files_go_and_what_counts(kit: Path) -> None:
+    """The organiser's README: what was and was not run on CodaBench, which submission
+    counts (the best public one, moved to the final phase), where participants' files go
+    (a phase's Starting Kit, v2.py 227-235), where a failure's details are, and the steps
+    in order."""
+    readme = (kit / "kit" / "README.md").read_text(encoding="utf-8")
+    text = " ".join(readme.split())
+    assert "Nothing was run on codabench.org itself" in text
+    assert "Each participant's **best** submission is ranked (`Force_Best`)" in text
+    assert "moves the submission each participant has on the public leaderboard" in text
+    assert "set it as each phase's **Starting Kit**" in text
+    assert "its scoring stderr holds the details" in text
+    steps = re.findall(r"^(\d+)\. ", readme, flags=re.MULTILINE)
+    assert steps == [str(n) for n in range(1, 9)]

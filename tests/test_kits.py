@@ -299,8 +299,9 @@ def test_codabench_bundle_is_what_codabench_imports(kits: Path) -> None:
     assert [p["title"] for p in config["pages"]] == ["Overview", "Evaluation", "Terms"]
     public, final = config["phases"]
     assert public["end"] < final["start"] and final["auto_migrate_to_this_phase"] is True
+    assert public["hide_output"] is False and final["hide_output"] is True
     for phase in config["phases"]:
-        assert phase["hide_output"] is True and phase["hide_score_output"] is True
+        assert phase["hide_score_output"] is True
         assert (folder / phase["starting_kit"] / "sample_submission.csv").is_file()
     for task in config["tasks"]:
         assert (folder / task["scoring_program"] / "metadata.yaml").is_file()

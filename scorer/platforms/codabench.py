@@ -20,15 +20,21 @@ Which submission counts: `Force_Best` keeps each participant's best submission o
 the board (leaderboards/strategies.py 69-103), the competition's own public rule, and the
 final phase receives exactly the submissions on the board when the public phase ends
 (competitions/models.py 142-163): each participant's best public submission, re-run on the
-private split.
+private split. Once the competition is published, anyone may read any submission's detailed
+results (api/views/submissions.py 484-499): they hold the phase's numbers, or the report of
+the participant's own file, never more.
 
-A rejected submission exits 1 and a host failure 2, so neither is ever ranked. The
-participant reads the report in `detailed_results.html`, which the worker sends even for a
-failed run (compute_worker.py 419-447) and CodaBench shows its owner whatever the phase's
-flags (api/serializers/submissions.py 268-270). A failed run's output folder is never
-uploaded (compute_worker.py 242-253, 1295-1302), but its stdout and stderr are (1271-1278),
-and `hide_output` keeps them to the organisers (submissions.py 254-257): the details of a
-host failure go to stderr, and the kit's phases set `hide_output`.
+A rejected submission exits 1 and a host failure 2, so neither is ever ranked. A failed
+run's output folder is never uploaded (compute_worker.py 242-253, 1295-1302); its stdout and
+stderr are (1271-1278), and only they reach a participant whose run failed: CodaBench's UI
+links the detailed results of finished submissions only (static/riot/competitions/detail/
+submission_manager.tag 120) and hides the logs, and the detailed results tab, when the phase
+sets `hide_output` (submission_modal.tag 4-5; api/serializers/submissions.py 254-257). So
+the public phase shows its logs, which hold the participant's report and, for a host
+failure, only `HOST_MESSAGE`: CodaBench has no place there that organisers alone read. The
+final phase re-runs files the public phase accepted, so a failure there is the organisers';
+it sets `hide_output` and its program prints a host failure's details on stderr, for the
+organisers. Run locally with `--phase final`, the program prints them too.
 """
 
 from __future__ import annotations
@@ -60,7 +66,7 @@ SCORES = "scores.json"
 #: The page CodaBench shows as the submission's detailed results (`enable_detailed_results`).
 DETAILS = "detailed_results.html"
 
-#: What starts the details of a host failure on stderr, which only organisers read.
+#: What starts the details of a host failure on stderr, in the final phase (`hide_output`).
 HOST_DETAILS = "details for the organisers (hidden from participants by hide_output):"
 
 #: Folders and files that zip tools add beside a participant's file; never the submission.
@@ -122,7 +128,8 @@ def run(
 ) -> ProgramOutput:
     """Score `input_dir/res` against `input_dir/ref`, write `scores.json` (the phase's split)
     and the detailed results; raise `SubmissionError` (after writing the participant's
-    report) or `HostVisibleError` (after printing the details on stderr)."""
+    report) or `HostVisibleError` (after printing the details on stderr, in the final
+    phase only)."""
     phase = CodabenchPhase(phase)
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / SCORES).unlink(missing_ok=True)  # a failed run must leave no numbers behind
@@ -136,9 +143,10 @@ def run(
         raise
     except Exception as exc:  # the organisers' files, the system or a bug: details to them
         details = str(exc) if isinstance(exc, ScorerError) else traceback.format_exc()
-        # stderr is uploaded for a failed run and hidden from participants by hide_output;
-        # the output folder (where a file would go) is never uploaded when the run fails.
-        print(f"{HOST_DETAILS}\n{type(exc).__name__}: {details}", file=sys.stderr, flush=True)
+        # A failed run uploads its logs only (never the output folder); the final phase's
+        # logs are the organisers' (hide_output), the public phase's the participant's.
+        if phase == CodabenchPhase.FINAL:
+            print(f"{HOST_DETAILS}\n{type(exc).__name__}: {details}", file=sys.stderr, flush=True)
         write_text(
             _page(
                 "Scoring failed",
