@@ -285,6 +285,18 @@ def test_codabench_without_a_split_reports_overall(comp: CompetitionFiles, tmp_p
     assert outcome.scores["ndcg"] == scorer.score(comp.submission, comp.solution).overall
 
 
+def test_codabench_phase_without_users_of_its_split_fills_no_column(
+    comp: CompetitionFiles, tmp_path: Path
+) -> None:
+    """Every user public: the final phase has no private numbers and writes none (never the
+    public ones, nor all users mixed, in the columns the final board ranks by)."""
+    solution = comp.solution.with_columns(pl.lit("public").alias("stage"))
+    inputs = codabench_dirs(tmp_path, solution, comp.submission, "csv")
+    assert codabench.run(inputs, tmp_path / "final", phase="final").scores == {}
+    public = codabench.run(inputs, tmp_path / "public", phase="public").scores
+    assert public["ndcg"] == scorer.score(comp.submission, solution).public
+
+
 # EvalAI
 
 

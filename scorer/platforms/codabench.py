@@ -98,11 +98,15 @@ class ProgramOutput:
     result: ScoreResult
 
 
-def phase_split(result: ScoreResult, phase: CodabenchPhase) -> Split:
+def phase_split(result: ScoreResult, phase: CodabenchPhase) -> Split | None:
     """The split whose numbers fill the phase's columns: public in the public phase, private
-    in the final phase; `overall` for a solution without a split."""
+    in the final phase; `overall` for a solution without a split; None when the phase's split
+    scored no user (its columns stay empty: never the other split's, nor both mixed)."""
     wanted = Split.PUBLIC if phase == CodabenchPhase.PUBLIC else Split.PRIVATE
-    return wanted if result.splits[wanted] is not None else Split.OVERALL
+    if result.splits[wanted] is not None:
+        return wanted
+    unsplit = result.splits[Split.PUBLIC] is None and result.splits[Split.PRIVATE] is None
+    return Split.OVERALL if unsplit else None
 
 
 def leaderboard_scores(
@@ -110,9 +114,10 @@ def leaderboard_scores(
 ) -> dict[str, float]:
     """Every metric of the phase's split, keyed by the metric as the leaderboard columns are;
     the primary metric first."""
-    values = result.splits[phase_split(result, phase)]
-    if values is None:  # pragma: no cover - phase_split names a scored split
-        raise HostError("result", single("result", Code.FILE_FORMAT, "no split was scored"))
+    split = phase_split(result, phase)
+    values = None if split is None else result.splits[split]
+    if values is None:
+        return {}
     primary = result.competition.metric
     return {
         str(metric): values.value(metric)
