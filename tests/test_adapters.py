@@ -167,12 +167,9 @@ def codabench_dirs(root: Path, solution: pl.DataFrame, submission: pl.DataFrame,
     return root / "input"
 
 
-def expected_scores(result: scorer.ScoreResult) -> dict[str, float]:
-    return {
-        f"{split}_{metric}": getattr(result.splits[split], metric)
-        for metric in METRICS
-        for split in ("public", "private")
-    }
+def expected_scores(result: scorer.ScoreResult, split: str = "private") -> dict[str, float]:
+    """The columns of a phase: every metric of its split (private in the final phase)."""
+    return {metric: getattr(result.splits[split], metric) for metric in METRICS}
 
 
 @pytest.mark.parametrize("kind", ["csv", "csv.gz", "parquet"])
@@ -186,14 +183,14 @@ def test_codabench_writes_scores_json(
     result = runner.invoke(app, ["codabench", str(inputs), str(out), "--phase", "final"])
     assert result.exit_code == 0, result.output
     scores = json.loads((out / "scores.json").read_text())
-    assert scores == expected_scores(expected)
-    assert next(iter(scores)) == "public_ndcg"  # the primary column first
+    assert scores == expected_scores(expected)  # the final phase: the private split
+    assert next(iter(scores)) == "ndcg"  # the primary column first
     assert result.output == f"scored: public ndcg@20 {expected.public:.6f} (500 users)\n"
     page = (out / "detailed_results.html").read_text()
     assert f"{expected.public:.6f}" in page and f"{expected.private:.6f}" in page
 
 
-def test_codabench_public_phase_writes_public_keys_only(
+def test_codabench_public_phase_writes_the_public_split_only(
     comp: CompetitionFiles, expected: scorer.ScoreResult, tmp_path: Path
 ) -> None:
     inputs = codabench_dirs(tmp_path, comp.solution, to_wide(comp.submission), "csv")
@@ -201,7 +198,7 @@ def test_codabench_public_phase_writes_public_keys_only(
     result = runner.invoke(app, ["codabench", str(inputs), str(out)])  # public by default
     assert result.exit_code == 0, result.output
     scores = json.loads((out / "scores.json").read_text())
-    assert scores == {k: v for k, v in expected_scores(expected).items() if k.startswith("public")}
+    assert scores == expected_scores(expected, "public")
     private = expected.splits["private"]
     assert private is not None
     for text in (out / "detailed_results.html").read_text(), result.output:
@@ -257,29 +254,47 @@ def test_codabench_broken_solution_exits_2_and_tells_the_participant_nothing(
     )
     inputs = codabench_dirs(tmp_path, solution, to_wide(comp.submission), "csv")
     out = tmp_path / "output"
-    result = runner.invoke(app, ["codabench", str(inputs), str(out)])
+    result = runner.invoke(app, ["codabench", str(inputs), str(out)])  # the public phase
     assert result.exit_code == 2
-    assert result.output == f"Error: {HOST_MESSAGE}\n"
+    assert result.output == f"Error: {HOST_MESSAGE}\n"  # its logs are the participant's
     page = (out / "detailed_results.html").read_text()
     assert "organisers&#x27; files" in page and "oops" not in page
-    assert not (out / "scores.json").exists()
-    details = (out / "host_details.txt").read_text()
-    assert "the solution file is broken" in details and "'oops'" in details
+    assert sorted(p.name for p in out.iterdir()) == ["detailed_results.html"]
+    # The final phase's logs are the organisers' (hide_output): the details go there
+    final = runner.invoke(app, ["codabench", str(inputs), str(out), "--phase", "final"])
+    assert final.exit_code == 2 and final.stdout == ""
+    assert final.stderr.startswith(codabench.HOST_DETAILS + "\nHostError: ")
+    assert "the solution file is broken" in final.stderr and "'oops'" in final.stderr
+    assert final.stderr.endswith(f"Error: {HOST_MESSAGE}\n")
+    assert "oops" not in (out / "detailed_results.html").read_text()
 
 
 def test_codabench_missing_ref_folder_is_the_hosts(tmp_path: Path) -> None:
     (tmp_path / "input" / "res").mkdir(parents=True)
     out = tmp_path / "out"
     result = runner.invoke(app, ["codabench", str(tmp_path / "input"), str(out)])
-    assert result.exit_code == 2
-    assert "no such folder" in (out / "host_details.txt").read_text()
+    assert result.exit_code == 2 and "no such folder" not in result.output
+    final = runner.invoke(app, ["codabench", str(tmp_path / "input"), str(out), "--phase", "final"])
+    assert final.exit_code == 2 and "ref: no such folder" in final.stderr
 
 
 def test_codabench_without_a_split_reports_overall(comp: CompetitionFiles, tmp_path: Path) -> None:
     inputs = codabench_dirs(tmp_path, comp.solution.drop("stage"), comp.submission, "csv")
     outcome = codabench.run(inputs, tmp_path / "output")
-    assert list(outcome.scores) == [f"overall_{m}" for m in METRICS]
-    assert outcome.scores["overall_ndcg"] == scorer.score(comp.submission, comp.solution).overall
+    assert list(outcome.scores) == list(METRICS)
+    assert outcome.scores["ndcg"] == scorer.score(comp.submission, comp.solution).overall
+
+
+def test_codabench_phase_without_users_of_its_split_fills_no_column(
+    comp: CompetitionFiles, tmp_path: Path
+) -> None:
+    """Every user public: the final phase has no private numbers and writes none (never the
+    public ones, nor all users mixed, in the columns the final board ranks by)."""
+    solution = comp.solution.with_columns(pl.lit("public").alias("stage"))
+    inputs = codabench_dirs(tmp_path, solution, comp.submission, "csv")
+    assert codabench.run(inputs, tmp_path / "final", phase="final").scores == {}
+    public = codabench.run(inputs, tmp_path / "public", phase="public").scores
+    assert public["ndcg"] == scorer.score(comp.submission, solution).public
 
 
 # EvalAI

@@ -420,12 +420,12 @@ def test_the_codabench_kit_builds_for_any_spec(
         with zipfile.ZipFile(folder / "codabench" / "bundle.zip") as bundle:
             bundle.extractall(folder / "bundle")
         if case.flaw is None:  # its scoring program, on its own solution, scores as the reference
-            scores = run_codabench(folder, submission)
             rules = case.rules()
             expected = ref.score_rules(case.submission, case.solution, rules, "zero")
-            for split in ("public", "private"):
+            for phase, split in (("public", "public"), ("final", "private")):
+                scores = run_codabench(folder, submission, phase)  # the phase's split
                 want = ref.primary(expected, rules, split)
-                got = scores.get(f"{split}_{rules.metric}")
+                got = scores.get(str(rules.metric))
                 assert (got is None) == (want is None), split
                 assert got is None or got == pytest.approx(want, abs=1e-12)
     for platform in ("kaggle", "evalai"):
@@ -433,17 +433,19 @@ def test_the_codabench_kit_builds_for_any_spec(
             kit.build(platform, solution, folder / platform, competition=spec_path)
 
 
-def run_codabench(folder: Path, submission: Path) -> dict[str, float]:
-    """The kit's final-phase scoring program on a submission: its scores.json."""
+def run_codabench(folder: Path, submission: Path, phase: str) -> dict[str, float]:
+    """The kit's scoring program of a phase on a submission: its scores.json."""
     bundle = folder / "bundle"
-    (folder / "input" / "res").mkdir(parents=True)
-    (folder / "input" / "res" / submission.name).write_bytes(submission.read_bytes())
-    (folder / "input" / "ref").symlink_to(bundle / "reference_data")
-    spec = bundle / "scoring_program_final" / "competition.toml"
-    args = ["codabench", str(folder / "input"), str(folder / "output"), "--phase", "final"]
+    if not (folder / "input").exists():
+        (folder / "input" / "res").mkdir(parents=True)
+        (folder / "input" / "res" / submission.name).write_bytes(submission.read_bytes())
+        (folder / "input" / "ref").symlink_to(bundle / "reference_data")
+    spec = bundle / f"scoring_program_{phase}" / "competition.toml"
+    output = folder / f"output-{phase}"
+    args = ["codabench", str(folder / "input"), str(output), "--phase", phase]
     out = runner.invoke(app, [*args, "--competition", str(spec)])
     assert out.exit_code == 0, out.output
-    scores: dict[str, float] = json.loads((folder / "output" / "scores.json").read_text())
+    scores: dict[str, float] = json.loads((output / "scores.json").read_text())
     return scores
 
 

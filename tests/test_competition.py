@@ -342,9 +342,9 @@ def test_the_codabench_program_takes_a_competition(tmp_path: Path) -> None:
     result = runner.invoke(app, [*args, "--competition", str(HM / "competition.toml")])
     assert result.exit_code == 0, result.output
     scores = json.loads((tmp_path / "out" / "scores.json").read_text())
-    assert next(iter(scores)) == "public_map"  # the competition's metric leads
+    assert next(iter(scores)) == "map"  # the competition's metric leads
     expected = scorer.score(HM / "sample_submission.csv", HM / "solution.csv", competition=HM_SPEC)
-    assert scores["public_map"] == expected.public
+    assert scores["map"] == expected.public  # the public phase: the public split
 
 
 # The scorer's own columns never meet a file's: a competition may call its columns anything.

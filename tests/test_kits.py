@@ -296,15 +296,17 @@ def test_codabench_bundle_is_what_codabench_imports(kits: Path) -> None:
     assert [p["title"] for p in config["pages"]] == ["Overview", "Evaluation", "Terms"]
     public, final = config["phases"]
     assert public["end"] < final["start"] and final["auto_migrate_to_this_phase"] is True
+    assert public["hide_output"] is False and final["hide_output"] is True
     for phase in config["phases"]:
-        assert phase["hide_output"] is False and phase["hide_score_output"] is True
+        assert phase["hide_score_output"] is True
         assert (folder / phase["starting_kit"] / "sample_submission.csv").is_file()
     for task in config["tasks"]:
         assert (folder / task["scoring_program"] / "metadata.yaml").is_file()
         assert (folder / task["reference_data"]).is_dir()
     (board,) = config["leaderboards"]
     keys = [c["key"] for c in sorted(board["columns"], key=lambda c: c["index"])]
-    assert keys[:2] == ["public_ndcg", "private_ndcg"] and len(keys) == 12
+    assert keys == ["ndcg", "recall", "precision", "hit_rate", "mrr", "map"]
+    assert board["primary_index"] == 0 and board["submission_rule"] == "Force_Best"
     assert (kits / "codabench" / "docker" / "Dockerfile").read_text().startswith("#")
     assert "FROM python:3.12-slim" in (kits / "codabench" / "docker" / "Dockerfile").read_text()
 
@@ -332,12 +334,11 @@ def test_codabench_replay_scores_by_phase(
         handle.write(wide_sample.read_bytes())
     run = codabench_replay(kits, phase, {"submission.csv.gz": packed.getvalue()}, tmp_path)
     assert run.exit_code == 0, run.stderr
-    splits = ["public"] if phase == 0 else ["public", "private"]
+    split = "public" if phase == 0 else "private"  # the same columns, the phase's split
     assert run.scores == {
-        f"{split}_{metric.split('@')[0]}": expected["metrics"][split][metric]
+        metric.split("@")[0]: expected["metrics"][split][metric]
         for metric in expected["metrics"]["public"]
         if metric != "users"
-        for split in splits
     }
     _, config = bundle(kits)
     assert set(run.scores) <= {c["key"] for c in config["leaderboards"][0]["columns"]}
@@ -369,9 +370,12 @@ def test_codabench_replay_broken_solution_keeps_the_details_to_the_host(
     ).read_bytes()
     run = codabench_replay(kits, 1, {"s.csv": sample}, tmp_path / "run", ref=ref)
     assert run.exit_code == 2 and run.scores is None
-    participant = run.stdout + run.stderr + (run.output / "detailed_results.html").read_text()
-    assert leaks(participant, edition) == []
-    assert edition in (run.output / "host_details.txt").read_text()
+    # The participant reads the detailed results only: the phase hides the logs (hide_output)
+    _, config = bundle(kits)
+    assert config["phases"][1]["hide_output"] is True
+    participant = (run.output / "detailed_results.html").read_text()
+    assert "organisers" in participant and leaks(participant, edition) == []
+    assert edition in run.stderr  # uploaded for a failed run, shown to organisers only
 
 
 @pytest.mark.parametrize("folder", ["hm", "hm-kaggle"])
@@ -407,16 +411,16 @@ def test_codabench_kit_of_another_competition_speaks_its_columns(
     assert set(sample["prediction"]) == {" ".join(str(i) for i in range(1, 13))}  # k = 12
     run = codabench_replay(tmp_path, 1, {"s.csv": sample.write_csv().encode()}, tmp_path / "run")
     assert run.exit_code == 0, run.stderr
-    assert run.scores is not None and run.scores["public_map"] == run.scores["private_map"] == 0
+    assert run.scores is not None and run.scores["map"] == 0 and next(iter(run.scores)) == "map"
     real = (hm / "sample_submission.csv").read_bytes()
-    run = codabench_replay(tmp_path, 1, {"s.csv": real}, tmp_path / "real")
+    run = codabench_replay(tmp_path, 0, {"s.csv": real}, tmp_path / "real")
     assert run.exit_code == 0, run.stderr
     expected = score(
         hm / "sample_submission.csv",
         hm / "solution.csv",
         competition=Competition.load(hm / "competition.toml"),
     )
-    assert run.scores is not None and run.scores["public_map"] == pytest.approx(expected.public)
+    assert run.scores is not None and run.scores["map"] == pytest.approx(expected.public)
 
 
 @pytest.mark.parametrize("folder", ["hm", "hm-kaggle"])

@@ -29,12 +29,13 @@ def codabench(
     competition: CompetitionFile = None,
     phase: Annotated[
         codabench_program.CodabenchPhase,
-        typer.Option(help="public: write the public scores only; final: both splits."),
+        typer.Option(help="public: the public split's scores; final: the private split's."),
     ] = codabench_program.CodabenchPhase.PUBLIC,
 ) -> None:
     """CodaBench/CodaLab scoring program: write scores.json and detailed_results.html; exit 1
-    for a rejected submission, 2 for a host failure (details in host_details.txt), so
-    neither is ranked. All it prints is safe for participants."""
+    for a rejected submission, 2 for a host failure, so neither is ranked. The public phase
+    prints only what participants may see; the final phase prints a host failure's details
+    on stderr (its logs are the organisers')."""
     with guarded("codabench", False):
         output = codabench_program.run(input_dir, output_dir, competition_of(competition), phase)
     typer.echo(codabench_program.summary(output))

@@ -6,12 +6,35 @@ reference data, here the solution) and `res/` (the participant's unzipped submis
 the `metadata` file of the prediction step), and an output folder where it reads
 `scores.json` (one number a leaderboard column key) and shows `detailed_results.html`.
 
-CodaBench's API returns every score of a submission to anyone, hidden columns included
-(codalab/codabench#2526), so the public phase writes the public keys only; the final phase
-writes both splits. A rejected submission exits 1 and a host failure 2, so neither is ever
-ranked. Everything printed is safe for participants (the phase can show its logs); the
-details of a host failure go to `host_details.txt` in the output folder, which the phase's
-`hide_score_output` keeps to the organisers.
+One leaderboard, its columns shared by the phases (codalab/codabench c7dbc756): the importer
+binds every phase to the bundle's first leaderboard (unpackers/base_unpacker.py 324), each
+phase's board lists that phase's submissions ranked by the column at `primary_index` and
+shows every column not `hidden` (api/serializers/leaderboards.py 133-138, 156-186). So a
+column is a metric of *the phase's split*: `scores.json` holds `ndcg`, `map`… of the public
+split in the public phase and of the private split in the final phase. The public board is
+ranked by public NDCG and has no private column, empty or hidden (hidden columns still reach
+anyone through the API, codalab/codabench#2526, and no private number is ever computed
+before the end); the final board, by the same primary column, is ranked by private NDCG.
+
+Which submission counts: `Force_Best` keeps each participant's best submission of a phase on
+the board (leaderboards/strategies.py 69-103), the competition's own public rule, and the
+final phase receives exactly the submissions on the board when the public phase ends
+(competitions/models.py 142-163): each participant's best public submission, re-run on the
+private split. Once the competition is published, anyone may read any submission's detailed
+results (api/views/submissions.py 484-499): they hold the phase's numbers, or the report of
+the participant's own file, never more.
+
+A rejected submission exits 1 and a host failure 2, so neither is ever ranked. A failed
+run's output folder is never uploaded (compute_worker.py 242-253, 1295-1302); its stdout and
+stderr are (1271-1278), and only they reach a participant whose run failed: CodaBench's UI
+links the detailed results of finished submissions only (static/riot/competitions/detail/
+submission_manager.tag 120) and hides the logs, and the detailed results tab, when the phase
+sets `hide_output` (submission_modal.tag 4-5; api/serializers/submissions.py 254-257). So
+the public phase shows its logs, which hold the participant's report and, for a host
+failure, only `HOST_MESSAGE`: CodaBench has no place there that organisers alone read. The
+final phase re-runs files the public phase accepted, so a failure there is the organisers';
+it sets `hide_output` and its program prints a host failure's details on stderr, for the
+organisers. Run locally with `--phase final`, the program prints them too.
 """
 
 from __future__ import annotations
@@ -19,6 +42,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import json
+import sys
 import traceback
 import zipfile
 from collections.abc import Mapping
@@ -42,8 +66,8 @@ SCORES = "scores.json"
 #: The page CodaBench shows as the submission's detailed results (`enable_detailed_results`).
 DETAILS = "detailed_results.html"
 
-#: The organisers' copy of a host failure's details, in the scoring output.
-HOST_DETAILS = "host_details.txt"
+#: What starts the details of a host failure on stderr, in the final phase (`hide_output`).
+HOST_DETAILS = "details for the organisers (hidden from participants by hide_output):"
 
 #: Folders and files that zip tools add beside a participant's file; never the submission.
 IGNORED = ("__MACOSX",)
@@ -74,27 +98,31 @@ class ProgramOutput:
     result: ScoreResult
 
 
-def column_key(split: str, metric: str) -> str:
-    """The leaderboard column key of a metric of a split: `public_ndcg`, `private_recall`…"""
-    return f"{split}_{metric}"
+def phase_split(result: ScoreResult, phase: CodabenchPhase) -> Split | None:
+    """The split whose numbers fill the phase's columns: public in the public phase, private
+    in the final phase; `overall` for a solution without a split; None when the phase's split
+    scored no user (its columns stay empty: never the other split's, nor both mixed)."""
+    wanted = Split.PUBLIC if phase == CodabenchPhase.PUBLIC else Split.PRIVATE
+    if result.splits[wanted] is not None:
+        return wanted
+    unsplit = result.splits[Split.PUBLIC] is None and result.splits[Split.PRIVATE] is None
+    return Split.OVERALL if unsplit else None
 
 
 def leaderboard_scores(
     result: ScoreResult, phase: CodabenchPhase = CodabenchPhase.FINAL
 ) -> dict[str, float]:
-    """Every metric of the splits the phase shows (public, or public and private), keyed as
-    the leaderboard columns are; the primary column first. A solution without a split gives
-    the `overall_*` keys only."""
-    shown = (Split.PUBLIC,) if phase == CodabenchPhase.PUBLIC else (Split.PUBLIC, Split.PRIVATE)
-    splits = [s for s in shown if result.splits[s] is not None] or [Split.OVERALL]
+    """Every metric of the phase's split, keyed by the metric as the leaderboard columns are;
+    the primary metric first."""
+    split = phase_split(result, phase)
+    values = None if split is None else result.splits[split]
+    if values is None:
+        return {}
     primary = result.competition.metric
-    scores: dict[str, float] = {}
-    for metric in (primary, *[m for m in Metric if m != primary]):
-        for split in splits:
-            values = result.splits[split]
-            if values is not None:
-                scores[column_key(split, metric)] = values.value(metric)
-    return scores
+    return {
+        str(metric): values.value(metric)
+        for metric in (primary, *[m for m in Metric if m != primary])
+    }
 
 
 def run(
@@ -103,13 +131,13 @@ def run(
     competition: Competition = LOST_ITEMS,
     phase: CodabenchPhase | str = CodabenchPhase.PUBLIC,
 ) -> ProgramOutput:
-    """Score `input_dir/res` against `input_dir/ref`, write `scores.json` (the phase's keys)
+    """Score `input_dir/res` against `input_dir/ref`, write `scores.json` (the phase's split)
     and the detailed results; raise `SubmissionError` (after writing the participant's
-    report) or `HostVisibleError` (after writing the details to `host_details.txt`)."""
+    report) or `HostVisibleError` (after printing the details on stderr, in the final
+    phase only)."""
     phase = CodabenchPhase(phase)
     output_dir.mkdir(parents=True, exist_ok=True)
-    for stale in (SCORES, HOST_DETAILS):  # a failed run must leave no numbers behind
-        (output_dir / stale).unlink(missing_ok=True)
+    (output_dir / SCORES).unlink(missing_ok=True)  # a failed run must leave no numbers behind
     try:
         solution = _one_file(input_dir / "ref", "solution")
         submission = _one_file(input_dir / "res", "submission")
@@ -120,7 +148,10 @@ def run(
         raise
     except Exception as exc:  # the organisers' files, the system or a bug: details to them
         details = str(exc) if isinstance(exc, ScorerError) else traceback.format_exc()
-        write_text(f"{type(exc).__name__}: {details}\n", output_dir / HOST_DETAILS)
+        # A failed run uploads its logs only (never the output folder); the final phase's
+        # logs are the organisers' (hide_output), the public phase's the participant's.
+        if phase == CodabenchPhase.FINAL:
+            print(f"{HOST_DETAILS}\n{type(exc).__name__}: {details}", file=sys.stderr, flush=True)
         write_text(
             _page(
                 "Scoring failed",
@@ -259,19 +290,20 @@ def phase_days(kit: Kit) -> dict[str, dt.date]:
     }
 
 
+#: CodaBench's longest column title and key (leaderboards/models.py 59-60, `max_length=36`).
+COLUMN_TEXT = 36
+
+
 def competition_yaml(kit: Kit) -> str:
-    """The bundle's `competition.yaml` (version 2), written as text."""
+    """The bundle's `competition.yaml` (version 2), written as text. One column a metric,
+    the primary metric at index 0 (`primary_index`), filled by the phase's split."""
     rules = kit.competition
     columns = []
-    for index, (split, metric) in enumerate(
-        (split, metric)
-        for metric in (rules.metric, *[m for m in rules.labels if m != rules.metric])
-        for split in (Split.PUBLIC, Split.PRIVATE)
-    ):
-        title = f"{rules.label(metric)} ({split})"
+    for index, metric in enumerate((rules.metric, *[m for m in rules.labels if m != rules.metric])):
+        title = rules.label(metric)[:COLUMN_TEXT]
         columns.append(
-            f"      - {{title: {json.dumps(title)}, key: {column_key(split, metric)}, "
-            f"index: {index}, sorting: desc, precision: 6}}"
+            f"      - {{title: {json.dumps(title)}, key: {metric}, index: {index}, "
+            "sorting: desc, precision: 6}"
         )
     return template(
         "codabench_competition.yaml.tmpl",
