@@ -406,8 +406,8 @@ def test_any_spec_scores_as_the_reference_or_is_refused_by_name(
 def test_the_codabench_kit_builds_for_any_spec(
     case: Case, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """The CodaBench kit takes any competition; Kaggle's and EvalAI's still refuse any but lost
-    items by name (issue 23 is theirs)."""
+    """The CodaBench kit takes any competition, and so does Kaggle's, but for a solution that
+    grades its items (Kaggle's solution is a list of ids a user)."""
     assume(refusal(case) is None)
     folder = tmp_path_factory.mktemp("kit")
     spec_path, solution, submission = files(case, folder, wide_lists=False)
@@ -428,9 +428,16 @@ def test_the_codabench_kit_builds_for_any_spec(
                 got = scores.get(str(rules.metric))
                 assert (got is None) == (want is None), split
                 assert got is None or got == pytest.approx(want, abs=1e-12)
-    for platform in ("kaggle", "evalai"):
-        with pytest.raises(UsageError, match="lost-items competition only"):
-            kit.build(platform, solution, folder / platform, competition=spec_path)
+    try:
+        kit.build("kaggle", solution, folder / "kaggle", competition=spec_path)
+    except UsageError as exc:
+        graded = case.fields["relevance"] == "graded"
+        assert ("no split column" in str(exc)) if case.split is None else graded, exc
+        assert case.split is None or "grades its items" in str(exc)
+    else:
+        assert case.split is not None
+        metric = (folder / "kaggle" / "metric.py").read_text(encoding="utf-8")
+        assert json.dumps(case.spec().columns.list) in metric
 
 
 def run_codabench(folder: Path, submission: Path, phase: str) -> dict[str, float]:
