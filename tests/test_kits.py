@@ -14,7 +14,6 @@ broken on purpose, whose error names a hidden lost edition.
 from __future__ import annotations
 
 import ast
-import contextlib
 import datetime as dt
 import gzip
 import importlib
@@ -30,10 +29,9 @@ import shutil
 import stat
 import subprocess
 import sys
-import traceback
 import uuid
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,8 +47,8 @@ from scorer.cli import app
 from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import read_solution
 from scorer.errors import UsageError
-from scorer.platforms import evalai, evalai_remote, kaggle
-from scorer.platforms.common import HOST_MESSAGE, Kit
+from scorer.platforms import evalai_remote, kaggle
+from scorer.platforms.common import Kit
 from scorer.platforms.kit import build
 from scorer.read import to_wide
 
@@ -451,240 +449,6 @@ def test_kit_solution_files_speak_the_competitions_columns(tmp_path: Path, folde
         assert again.users.equals(truth.users) and again.pairs.equals(truth.pairs)
 
 
-# EvalAI ------------------------------------------------------------------------------------
-
-
-class MultiOut:
-    """A stream writing to several (EvalAI's worker tees the evaluation's output)."""
-
-    def __init__(self, *handles: Any) -> None:
-        self.handles = handles
-
-    def write(self, text: str) -> None:
-        for handle in self.handles:
-            handle.write(text)
-
-    def flush(self) -> None:
-        for handle in self.handles:
-            handle.flush()
-
-
-@dataclass
-class EvalRun:
-    status: str
-    output: dict[str, Any] | None
-    stdout: str
-    stderr: str
-
-
-@contextlib.contextmanager
-def challenge_package(kit: Path, root: Path) -> Iterator[Any]:
-    """The worker's import: the evaluation script unpacked as `challenge_data.challenge_1`."""
-    package = root / "challenge_data"
-    shutil.copytree(kit / "evaluation_script", package / "challenge_1")
-    (package / "__init__.py").write_text("")
-    sys.path.insert(0, str(root))
-    try:
-        importlib.invalidate_caches()
-        yield importlib.import_module("challenge_data.challenge_1")
-    finally:
-        sys.path.remove(str(root))
-        for name in [n for n in sys.modules if n.startswith("challenge_data")]:
-            del sys.modules[name]
-
-
-def evalai_replay(
-    kit: Path, upload: Path, codename: str, root: Path, annotation: Path | None = None
-) -> EvalRun:
-    config = yaml.safe_load((kit / "challenge_config.yaml").read_text())
-    phase = next(p for p in config["challenge_phases"] if p["codename"] == codename)
-    allowed = [s.strip() for s in phase["allowed_submission_file_types"].split(",")]
-    suffix = os.path.splitext(upload.name)[1]  # RandomFileName keeps the last suffix only
-    assert suffix in allowed
-    stored = root / "submission_1" / f"{uuid.uuid4()}{suffix}"
-    stored.parent.mkdir(parents=True)
-    shutil.copy(upload, stored)
-    run_dir = root / "submission_1" / "run"
-    run_dir.mkdir()
-    with (
-        challenge_package(kit, root) as module,
-        (run_dir / "temp_stdout.txt").open("a+") as out,
-        (run_dir / "temp_stderr.txt").open("a+") as err,
-    ):
-        status, output = "finished", None
-        saved = sys.stdout, sys.stderr
-        sys.stdout, sys.stderr = MultiOut(out, sys.__stdout__), MultiOut(err, sys.__stderr__)  # type: ignore[assignment]
-        try:
-            output = module.evaluate(
-                str(annotation or kit / phase["test_annotation_file"]),
-                str(stored),
-                codename,
-                submission_metadata={"id": 1, "status": "running"},
-            )
-        except Exception:
-            err.write(traceback.format_exc())
-            status = "failed"
-        finally:
-            sys.stdout, sys.stderr = saved
-    if output is not None:
-        splits = {s["id"]: s["codename"] for s in config["dataset_splits"]}
-        linked = {
-            splits[s["dataset_split_id"]]
-            for s in config["challenge_phase_splits"]
-            if s["challenge_phase_id"] == phase["id"]
-        }
-        labels = set(config["leaderboard"][0]["schema"]["labels"])
-        for entry in output["result"]:
-            ((split, values),) = entry.items()
-            assert split in linked and set(values) == labels
-    return EvalRun(
-        status,
-        output,
-        (run_dir / "temp_stdout.txt").read_text(),
-        (run_dir / "temp_stderr.txt").read_text(),
-    )
-
-
-@pytest.fixture
-def console(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> io.StringIO:
-    """The worker process's own stderr, and the host's log file."""
-    stream = io.StringIO()
-    monkeypatch.setattr(sys, "__stderr__", stream)
-    monkeypatch.setenv(evalai.HOST_LOG, str(tmp_path / "host.log"))
-    return stream
-
-
-@pytest.mark.parametrize("codename", ["dev", "test"])
-def test_evalai_replay_scores_a_renamed_gzip_upload(
-    kits: Path,
-    wide_sample: Path,
-    expected: dict[str, Any],
-    tmp_path: Path,
-    codename: str,
-    console: io.StringIO,
-) -> None:
-    upload = tmp_path / "submission.csv.gz"
-    upload.write_bytes(gzip.compress(wide_sample.read_bytes()))
-    run = evalai_replay(kits / "evalai", upload, codename, tmp_path / "worker")
-    assert run.status == "finished", run.stderr
-    assert run.output is not None
-    public = {k: v for k, v in expected["metrics"]["public"].items() if k != "users"}
-    private = {k: v for k, v in expected["metrics"]["private"].items() if k != "users"}
-    result = [{"public_split": public}]
-    if codename == "test":
-        result.append({"private_split": private})
-    assert run.output == {"result": result, "submission_result": {"public_split": public}}
-    assert run.stdout == run.stderr == ""
-
-
-def test_evalai_replay_rejects_a_broken_file(
-    kits: Path, wide_sample: Path, tmp_path: Path, console: io.StringIO
-) -> None:
-    upload = break_ids(wide_sample, tmp_path / "broken.csv")
-    run = evalai_replay(kits / "evalai", upload, "dev", tmp_path / "worker")
-    assert run.status == "failed"
-    assert "line 4, position 3: edition_id 'abc'" in run.stderr
-
-
-def test_evalai_replay_broken_solution_reaches_no_participant_stream(
-    kits: Path, wide_sample: Path, tmp_path: Path, console: io.StringIO
-) -> None:
-    user, edition = hidden_pair()
-    annotation = tmp_path / "solution.csv"
-    annotation.write_text(SOLUTION.read_text() + f"{user},{edition},public\n")
-    run = evalai_replay(kits / "evalai", wide_sample, "test", tmp_path / "worker", annotation)
-    assert run.status == "failed"
-    assert HOST_MESSAGE in run.stderr
-    assert leaks(run.stdout + run.stderr, edition) == []
-    assert edition in console.getvalue()
-    assert edition in (tmp_path / "host.log").read_text()
-
-
-class FakeEvalAI:
-    """EvalAI's API as a remote worker sees it, in memory."""
-
-    def __init__(self, upload: Path, codename: str) -> None:
-        self.upload, self.codename = upload, codename
-        self.updates: list[tuple[str, dict[str, Any]]] = []
-        self.deleted: list[str] = []
-        self.status = "submitted"
-
-    def message(self) -> Mapping[str, Any]:
-        return {
-            "body": {"submission_pk": 7, "phase_pk": 2, "challenge_pk": 1},
-            "receipt_handle": "r",
-        }
-
-    def delete(self, receipt_handle: str) -> None:
-        self.deleted.append(receipt_handle)
-
-    def submission(self, pk: int) -> Mapping[str, Any]:
-        return {"id": pk, "status": self.status, "input_file": "https://x/media/5f1d0c.gz"}
-
-    def phase(self, pk: int) -> Mapping[str, Any]:
-        return {"id": pk, "codename": self.codename}
-
-    def download(self, url: str, path: Path) -> None:
-        shutil.copy(self.upload, path)
-
-    def update(self, data: Mapping[str, Any], method: str) -> None:
-        self.updates.append((method, dict(data)))
-
-
-def test_evalai_remote_worker_sends_the_result(
-    kits: Path,
-    wide_sample: Path,
-    expected: dict[str, Any],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    console: io.StringIO,
-) -> None:
-    monkeypatch.setenv(evalai.SOLUTION, str(kits / "evalai" / "annotations" / "solution.csv"))
-    upload = tmp_path / "up.csv.gz"
-    upload.write_bytes(gzip.compress(wide_sample.read_bytes()))
-    api = FakeEvalAI(upload, "test")
-    assert evalai_remote.handle(api.message(), api, tmp_path / "save") == "FINISHED"
-    (method, running), (put, done) = api.updates
-    assert (method, running["submission_status"], put) == ("PATCH", "RUNNING", "PUT")
-    sent = json.loads(done["result"])
-    assert [(e["split"], e["show_to_participant"]) for e in sent] == [
-        ("public_split", True),
-        ("private_split", False),
-    ]
-    assert sent[1]["accuracies"]["ndcg@20"] == expected["private"]
-    assert api.deleted == ["r"]
-    # The starter's remote call: evaluate(submission_file_path, phase_codename).
-    spec = importlib.util.spec_from_file_location(
-        "remote_evaluate", kits / "evalai" / "remote_challenge_evaluation" / "evaluate.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    assert (
-        module.evaluate(str(upload), "dev")["result"][0]["public_split"]["ndcg@20"]
-        == (expected["public"])
-    )
-
-
-def test_evalai_remote_worker_broken_solution(
-    kits: Path,
-    wide_sample: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    console: io.StringIO,
-) -> None:
-    user, edition = hidden_pair()
-    annotation = tmp_path / "solution.csv"
-    annotation.write_text(SOLUTION.read_text() + f"{user},{edition},private\n")
-    monkeypatch.setenv(evalai.SOLUTION, str(annotation))
-    api = FakeEvalAI(wide_sample, "test")
-    assert evalai_remote.handle(api.message(), api, tmp_path / "save") == "FAILED"
-    sent = api.updates[-1][1]
-    assert sent["stderr"] == HOST_MESSAGE + "\n" and "result" not in sent
-    assert leaks(sent["stdout"] + sent["stderr"], edition) == []
-    assert edition in console.getvalue()
-
-
 def test_kit_refuses_a_broken_solution_with_every_detail(tmp_path: Path) -> None:
     user, edition = hidden_pair()
     broken = tmp_path / "solution.csv"
@@ -826,19 +590,6 @@ def test_codabench_accepts_the_kit_s_phases_as_it_normalises_them(
         assert end is not None and start is not None and start > end
     final_start, final_end = times[-1]
     assert final_start is not None and final_end is not None and final_end > final_start
-
-
-def test_evalai_accepts_the_kit_s_phase_flags(tmp_path: Path) -> None:
-    """Cloud-CV/EvalAI 0f0403929, apps/challenges/challenge_config_utils.py, lines 896-902
-    (`validate_challenge_phases`): a phase may not be both `is_submission_public` and
-    `is_restricted_to_select_one_submission` ("is_submission_public_restricted", line 329)."""
-    build("evalai", DATA / "solution.csv", tmp_path / "kit")
-    config = yaml.safe_load((tmp_path / "kit" / "challenge_config.yaml").read_text())
-    for phase in config["challenge_phases"]:
-        assert not (
-            phase.get("is_submission_public")
-            and phase.get("is_restricted_to_select_one_submission")
-        ), phase["name"]
 
 
 def test_kaggle_s_metric_annotates_every_argument_of_score(kits: Path) -> None:

@@ -15,6 +15,7 @@ own stderr (the worker's console) and, when `SCORER_HOST_LOG` names a file, to t
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
 import logging
 import os
@@ -25,16 +26,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from scorer.api import score
-from scorer.competition import Split
+from scorer.competition import Competition, Split
 from scorer.errors import Code, ScorerError, SubmissionError, UsageError, single
+from scorer.leaderboard.literal import markdown
 from scorer.platforms.common import HostVisibleError, Kit, logo, template
 from scorer.read import inside
 from scorer.scoring import ScoreResult, SplitScore
-from scorer.version import __version__
 
-#: The environment variable naming a file for the host's log, and the annotation file of a
-#: remote worker.
-HOST_LOG, SOLUTION = "SCORER_HOST_LOG", "SCORER_SOLUTION"
+#: The environment variables naming a file for the host's log, the solution a remote worker
+#: scores against, and the competition file of a competition other than lost items.
+HOST_LOG, SOLUTION, COMPETITION = "SCORER_HOST_LOG", "SCORER_SOLUTION", "SCORER_COMPETITION"
 
 
 class _ConsoleHandler(logging.StreamHandler[TextIO]):
@@ -79,6 +80,7 @@ def evaluate(
     phase_codename: str,
     *,
     phases: Mapping[str, Mapping[str, str]] | None = None,
+    competition: Competition | None = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Score a submission for one phase and return EvalAI's structure:
@@ -93,7 +95,11 @@ def evaluate(
         if mapping is None:
             known = ", ".join(sorted(PHASES if phases is None else phases))
             raise UsageError(f"phase {phase_codename!r} is not mapped to a split; known: {known}")
-        result = score(_uploaded(Path(user_submission_file)), Path(test_annotation_file))
+        result = score(
+            _uploaded(Path(user_submission_file)),
+            Path(test_annotation_file),
+            competition=competition,
+        )
         entries = [{name: _metrics(result, split)} for name, split in mapping.items()]
     except SubmissionError:
         raise
@@ -114,14 +120,26 @@ def remote_evaluate(
     **kwargs: Any,
 ) -> dict[str, Any]:
     """EvalAI-Starters' remote evaluation call, `evaluate(submission_file_path,
-    phase_codename)`: the annotation file is `test_annotation_file`, or the file that
-    `SCORER_SOLUTION` names. Returns what `evaluate` returns."""
+    phase_codename)`: the solution is `test_annotation_file`, or the file that
+    `SCORER_SOLUTION` names; the competition is the file `SCORER_COMPETITION` names (lost
+    items without it). Returns what `evaluate` returns."""
     annotation = test_annotation_file or os.environ.get(SOLUTION)
-    if not annotation:
-        details = f"no annotation file: pass test_annotation_file or set {SOLUTION}"
-        host_log().error("%s", details)
-        raise HostVisibleError(details)
-    return evaluate(annotation, user_submission_file, phase_codename, phases=phases, **kwargs)
+    rules = os.environ.get(COMPETITION, "").strip()
+    try:
+        if not annotation:
+            raise UsageError(f"no solution file: pass test_annotation_file or set {SOLUTION}")
+        competition = Competition.load(Path(rules)) if rules else None
+    except UsageError as exc:
+        host_log().error("%s", exc)
+        raise HostVisibleError(str(exc)) from None
+    return evaluate(
+        annotation,
+        user_submission_file,
+        phase_codename,
+        phases=phases,
+        competition=competition,
+        **kwargs,
+    )
 
 
 def remote_result(
@@ -173,60 +191,71 @@ def _metrics(result: ScoreResult, split: str) -> dict[str, float]:
 #: `<uuid>.gz` (its RandomFileName keeps the last suffix), Parquet and zip besides CSV.
 ALLOWED = ".csv, .gz, .parquet, .zip"
 
+#: The challenge's pages (EvalAI shows them as HTML); `{k}`, `{item}` and `{metric}` are the
+#: competition's, escaped.
 PAGES = {
-    "templates/description.html": "<p>For each target user, rank @@K@@ editions: the ones "
-    "most likely to be the user's lost items.</p>",
-    "templates/evaluation_details.html": "<p>The score is the mean @@METRIC@@ over the users "
+    "templates/description.html": "<p>For each target user, rank {k} {item}s: the ones most "
+    "relevant to the user.</p>",
+    "templates/evaluation_details.html": "<p>The score is the mean {metric} over the users "
     "of a split. The dev phase shows the public split; the test phase adds the private split, "
     "which the host keeps hidden until the end.</p>",
     "templates/terms_and_conditions.html": "<p>The hidden solution is for scoring only: do not "
     "try to recover it from scores or messages.</p>",
     "templates/submission_guidelines.html": "<p>Upload one <code>.csv</code>, "
-    "<code>.csv.gz</code>, <code>.parquet</code> or <code>.zip</code> file, long or wide. Run "
-    "<code>scorer validate submission.csv --targets targets.csv</code> first.</p>",
+    "<code>.csv.gz</code>, <code>.parquet</code> or <code>.zip</code> file, long or wide. "
+    "Install the validator from the participants' files and run <code>scorer validate "
+    "submission.csv --targets targets.csv</code> first.</p>",
     "templates/challenge_phase_1_description.html": "<p>Scored on the public users.</p>",
     "templates/challenge_phase_2_description.html": "<p>Scored on the public users (shown) "
-    "and the private users (hidden until the end).</p>",
+    "and the private users (hidden until the end). Select the one submission that counts."
+    "</p>",
 }
+
+#: The kit's folders: what goes into the challenge's (private) repository, and what stays on
+#: the machine that runs the remote worker (the hidden solution: never in a repository).
+CHALLENGE, WORKER = "challenge", "worker"
 
 
 def write(kit: Kit) -> list[Path]:
     """Write the EvalAI kit into `kit.out`; the files written."""
     rules = kit.competition
-    labels = ", ".join(f'"{name}"' for name in rules.labels.values())
+    metric = rules.label(rules.metric)
+    labels = ", ".join(json.dumps(name) for name in rules.labels.values())
     values = {
         "title": json.dumps(kit.title),  # YAML: a JSON string is one, whatever it holds
+        "short": json.dumps(f"Rank {rules.k} {rules.words.item}s for each target user."),
         "labels": labels,
-        "primary": rules.label(rules.metric),
+        "primary": metric,
         "start": f"{kit.start:%Y-%m-%d} 00:00:00",
         "end": f"{kit.end:%Y-%m-%d} 23:59:59",
         "dev_end": f"{kit.end - dt.timedelta(days=1):%Y-%m-%d} 23:59:59",
         "allowed": ALLOWED,
-        "version": __version__,
     }
-    written = [
-        kit.write("challenge_config.yaml", template("evalai_challenge_config.yaml.tmpl", **values))
-    ]
+    config = template("evalai_challenge_config.yaml.tmpl", **values)
+    written = [kit.write(f"{CHALLENGE}/challenge_config.yaml", config)]
+    words = {"k": str(rules.k), "item": html.escape(rules.words.item), "metric": metric}
     for name, text in PAGES.items():
-        page = text.replace("@@K@@", str(rules.k)).replace("@@METRIC@@", rules.label(rules.metric))
-        written.append(kit.write(name, page + "\n"))
-    logo_path = kit.out / "logo.png"
+        written.append(kit.write(f"{CHALLENGE}/{name}", text.format(**words) + "\n"))
+    logo_path = kit.out / CHALLENGE / "logo.png"
     logo_path.write_bytes(logo())
     written.append(logo_path)
-    annotation = kit.out / "annotations" / "solution.csv"
-    annotation.parent.mkdir(parents=True, exist_ok=True)
-    kit.long().write_csv(annotation)
-    written.append(kit.hidden(annotation))
-    written.append(kit.write("evaluation_script/__init__.py", template("evalai_init.py.tmpl")))
-    written.append(kit.write("evaluation_script/main.py", template("evalai_main.py.tmpl")))
-    written.append(
-        kit.write(
-            "remote_challenge_evaluation/evaluate.py", template("evalai_remote_evaluate.py.tmpl")
-        )
-    )
-    written.append(
-        kit.write("remote_challenge_evaluation/main.py", template("evalai_remote_main.py.tmpl"))
-    )
+    for name, source in (
+        ("evaluation_script/__init__.py", "evalai_init.py.tmpl"),
+        ("evaluation_script/main.py", "evalai_main.py.tmpl"),
+        ("remote_challenge_evaluation/evaluate.py", "evalai_remote_evaluate.py.tmpl"),
+        ("remote_challenge_evaluation/main.py", "evalai_remote_main.py.tmpl"),
+    ):
+        written.append(kit.write(f"{CHALLENGE}/{name}", template(source)))
+    solution = kit.out / WORKER / "solution.csv"
+    solution.parent.mkdir(parents=True, exist_ok=True)
+    kit.long().write_csv(solution)
+    written.append(kit.hidden(solution))
+    competition = option = ""
+    if kit.competition_path is not None:
+        text = kit.competition_path.read_text(encoding="utf-8")
+        written.append(kit.write(f"{WORKER}/competition.toml", text))
+        competition = f" {COMPETITION}=$PWD/{WORKER}/competition.toml"
+        option = f" --competition {WORKER}/competition.toml"
     sample = kit.out / "sample_submission.csv"
     kit.sample().write_csv(sample)
     targets = kit.out / "targets.csv"
@@ -241,7 +270,9 @@ def write(kit: Kit) -> list[Path]:
                 **kit.readme,
                 phases=phases,
                 allowed=ALLOWED,
-                version=__version__,
+                competition=competition,
+                competition_option=option,
+                metric=markdown(metric),
             ),
         )
     )

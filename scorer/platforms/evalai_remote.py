@@ -20,7 +20,13 @@ from typing import Any, Protocol
 
 from scorer.errors import SubmissionError, UsageError
 from scorer.platforms.common import HostVisibleError
-from scorer.platforms.evalai import SOLUTION, host_log, remote_evaluate, remote_result
+from scorer.platforms.evalai import (
+    COMPETITION,
+    SOLUTION,
+    host_log,
+    remote_evaluate,
+    remote_result,
+)
 
 #: The API paths a remote worker uses (EvalAI's apps/jobs/urls.py and apps/challenges/urls.py).
 PATHS = {
@@ -137,7 +143,7 @@ def handle(
     return str(data["submission_status"])
 
 
-#: What the worker needs from its environment (README, step 5), in the order `HttpApi` takes
+#: What the worker needs from its environment (README, step 7), in the order `HttpApi` takes
 #: the first four; `SCORER_SOLUTION` is the solution file it scores against.
 SETTINGS = ("API_SERVER", "AUTH_TOKEN", "QUEUE_NAME", "CHALLENGE_PK", SOLUTION)
 
@@ -150,16 +156,20 @@ def settings(environ: Mapping[str, str]) -> list[str]:
         raise UsageError(
             "the worker is not configured: set "
             + ", ".join(missing)
-            + " (README, step 5: API_SERVER, AUTH_TOKEN, QUEUE_NAME and CHALLENGE_PK from the "
-            "challenge's Manage tab, SCORER_SOLUTION the solution file)"
+            + " (README, step 7: API_SERVER is https://eval.ai, AUTH_TOKEN your host token, "
+            "QUEUE_NAME and CHALLENGE_PK from the challenge's Manage tab, SCORER_SOLUTION the "
+            "solution file)"
         )
     values = [environ[name].strip() for name in SETTINGS]
     if not Path(values[-1]).is_file():
         raise UsageError(f"{SOLUTION}={values[-1]}: no such file; expected the solution file")
+    rules = environ.get(COMPETITION, "").strip()
+    if rules and not Path(rules).is_file():
+        raise UsageError(f"{COMPETITION}={rules}: no such file; expected the competition file")
     return values
 
 
-def main(poll_seconds: float = 60.0, once: bool = False) -> None:  # pragma: no cover - network
+def main(poll_seconds: float = 60.0, once: bool = False) -> None:
     """Poll the queue forever (or once), as the environment configures (`SETTINGS`, and
     `SAVE_DIR`); a worker started without its settings says which are missing and exits 2."""
     try:
