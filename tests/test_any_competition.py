@@ -401,13 +401,13 @@ def test_any_spec_scores_as_the_reference_or_is_refused_by_name(
             assert entry["public"] == pytest.approx(result.public, abs=1e-12)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases())
-def test_the_codabench_kit_builds_for_any_spec(
+def test_every_kit_builds_for_any_spec(
     case: Case, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """The CodaBench kit takes any competition, and so does Kaggle's, but for a solution that
-    grades its items (Kaggle's solution is a list of ids a user)."""
+    """Every kit takes any competition: CodaBench's and EvalAI's, and Kaggle's but for a
+    solution that grades its items (Kaggle's solution is a list of ids a user)."""
     assume(refusal(case) is None)
     folder = tmp_path_factory.mktemp("kit")
     spec_path, solution, submission = files(case, folder, wide_lists=False)
@@ -431,13 +431,23 @@ def test_the_codabench_kit_builds_for_any_spec(
     try:
         kit.build("kaggle", solution, folder / "kaggle", competition=spec_path)
     except UsageError as exc:
-        graded = case.fields["relevance"] == "graded"
-        assert ("no split column" in str(exc)) if case.split is None else graded, exc
-        assert case.split is None or "grades its items" in str(exc)
+        columns = case.spec().columns
+        if case.split is None:
+            assert "no split column" in str(exc), exc
+        elif "grades its items" in str(exc):
+            assert case.fields["relevance"] == "graded", exc
+        else:  # Kaggle's solution splits its users by its own column
+            assert "Usage" in (columns.user, columns.list), exc
+            assert "names a column 'Usage'" in str(exc), exc
     else:
         assert case.split is not None
         metric = (folder / "kaggle" / "metric.py").read_text(encoding="utf-8")
         assert json.dumps(case.spec().columns.list) in metric
+    if case.split is not None:  # EvalAI's board: the competition's labels, ranked by its metric
+        kit.build("evalai", solution, folder / "evalai", competition=spec_path)
+        config = (folder / "evalai" / "challenge" / "challenge_config.yaml").read_text("utf-8")
+        spec = case.spec()
+        assert f'"default_order_by": "{spec.label(spec.metric)}"' in config
 
 
 def run_codabench(folder: Path, submission: Path, phase: str) -> dict[str, float]:

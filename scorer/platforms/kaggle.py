@@ -99,6 +99,12 @@ def write(kit: Kit) -> list[Path]:
             f"{kit.solution_path}: the solution grades its items; Kaggle's solution is one "
             "list of relevant ids a user and holds no grades (use the codabench or evalai kit)"
         )
+    columns = kit.competition.columns
+    if "Usage" in (columns.user, columns.list):
+        raise UsageError(
+            "the competition names a column 'Usage', the column Kaggle's solution file "
+            "splits its users by; rename it in the competition file"
+        )
     solution = kaggle_solution(kit.long(), kit.competition)
     written = []
     path = kit.out / "solution.csv"
@@ -113,7 +119,6 @@ def write(kit: Kit) -> list[Path]:
     metric = metric_source(kit.competition)
     written.append(kit.write("metric.py", metric))
     written.append(kit.write("metric.ipynb", notebook(metric)))
-    columns = kit.competition.columns
     written.append(
         kit.write(
             "README.md",
