@@ -176,9 +176,11 @@ def kaggle_replay(kit: Path, submission: Path, solution: Path | None = None) -> 
 def test_kaggle_kit_files(kits: Path) -> None:
     kit = kits / "kaggle"
     assert sorted(p.name for p in kit.iterdir()) == [
+        ".scorer-kit",
         "README.md",
         "metric.ipynb",
         "metric.py",
+        "participants",
         "sample_submission.csv",
         "solution.csv",
         "targets.csv",
@@ -390,6 +392,8 @@ def test_codabench_kit_of_another_competition_speaks_its_columns(
         [
             "kit",
             "codabench",
+            "--wheels",
+            "none",
             "--solution",
             str(hm / "solution.csv"),
             "--competition",
@@ -460,6 +464,8 @@ def test_kit_refuses_a_broken_solution_with_every_detail(tmp_path: Path) -> None
             "scorer",
             "kit",
             "codabench",
+            "--wheels",
+            "none",
             "--solution",
             str(broken),
             "--out",
@@ -609,14 +615,60 @@ def test_kaggle_s_metric_annotates_every_argument_of_score(kits: Path) -> None:
 
 def test_a_codabench_kit_without_an_image_says_its_image_is_a_placeholder(tmp_path: Path) -> None:
     """CodaBench pulls `docker_image` to score: a kit naming the placeholder says so, and
-    how to name the real one; given `--image`, it says nothing."""
+    how to name the real one: the same command with `--image` and `--force`, which makes
+    the kit again in its folder; given `--image`, it says nothing."""
     runner = CliRunner()
-    args = ["kit", "codabench", "--solution", str(SOLUTION)]
+    args = ["kit", "codabench", "--wheels", "none", "--solution", str(SOLUTION)]
     placeholder = runner.invoke(app, [*args, "--out", str(tmp_path / "a")])
     assert placeholder.exit_code == 0, placeholder.output
     assert "warning: docker_image is a placeholder (YOUR_REGISTRY_USER/" in placeholder.stderr
-    assert "make the kit again, into a new folder, with --image NAME" in placeholder.stderr
-    named = runner.invoke(app, [*args, "--out", str(tmp_path / "b"), "--image", "me/s:1"])
-    assert named.exit_code == 0 and "warning" not in named.stderr
-    with zipfile.ZipFile(tmp_path / "b" / "bundle.zip") as archive:
+    assert "make the kit again with --image NAME --force" in placeholder.stderr
+    again = runner.invoke(app, [*args, "--out", str(tmp_path / "a"), "--image", "me/s:1"])
+    assert again.exit_code == 2 and "--force" in again.stderr
+    named = runner.invoke(
+        app, [*args, "--out", str(tmp_path / "a"), "--image", "me/s:1", "--force"]
+    )
+    assert named.exit_code == 0 and "warning" not in named.stderr, named.output
+    with zipfile.ZipFile(tmp_path / "a" / "bundle.zip") as archive:
         assert yaml.safe_load(archive.read("competition.yaml"))["docker_image"] == "me/s:1"
+
+
+def test_force_makes_again_only_a_kit(tmp_path: Path) -> None:
+    """`--force` empties a folder only if a kit was made there (its `.scorer-kit` marker):
+    an organiser's other files are never deleted."""
+    mine = tmp_path / "notes"
+    mine.mkdir()
+    (mine / "plan.txt").write_text("mine")
+    with pytest.raises(UsageError, match="no kit is there"):
+        build("kaggle", SOLUTION, mine, force=True)
+    assert (mine / "plan.txt").read_text() == "mine"
+    build("kaggle", SOLUTION, tmp_path / "kit")
+    (tmp_path / "kit" / "stale.txt").write_text("from before")
+    build("evalai", SOLUTION, tmp_path / "kit", force=True)
+    assert not (tmp_path / "kit" / "stale.txt").exists()
+    assert (tmp_path / "kit" / ".scorer-kit").read_text().startswith("scorer kit evalai")
+
+
+def test_a_sample_the_rules_refuse_is_the_kit_s_fault(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kit's own sample must pass its rules; if it did not, that is the kit's fault
+    (exit 2), never reported as a participant's rejection (exit 1)."""
+    broken = pl.DataFrame({"user_id": [1], "edition_ids": ["x"]})
+    monkeypatch.setattr(Kit, "sample", lambda self: broken)
+    result = CliRunner().invoke(
+        app,
+        [
+            "kit",
+            "kaggle",
+            "--wheels",
+            "none",
+            "--solution",
+            str(SOLUTION),
+            "--out",
+            str(tmp_path / "kit"),
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert "internal error: the kit's own sample breaks the rules" in result.stderr
+    assert not (tmp_path / "kit").exists()

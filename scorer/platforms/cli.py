@@ -67,6 +67,17 @@ def kit(
             formats=["%Y-%m-%d"], help="The end of the public phase (default: start + 60 days)."
         ),
     ] = None,
+    wheels: Annotated[
+        str,
+        typer.Option(
+            metavar="download|none|DIR",
+            help="participants/: scorer's dependencies as wheels, downloaded by pip for this "
+            "machine, none (pip fetches them), or copied from a folder of wheels.",
+        ),
+    ] = "download",
+    force: Annotated[
+        bool, typer.Option("--force", help="Make again a kit made into OUT before.")
+    ] = False,
 ) -> None:
     """Write a ready-to-upload deployment for a platform, with a README.md of numbered steps."""
     from scorer.platforms.kit import PLACEHOLDER_IMAGE
@@ -82,14 +93,15 @@ def kit(
             image=image,
             start=start.date() if start else None,
             end=end.date() if end else None,
+            wheels=None if wheels == "none" else (wheels if wheels == "download" else Path(wheels)),
+            force=force,
         )
     for path in written:
         typer.echo(f"wrote {path}")
     if Platform(platform) is Platform.CODABENCH and image is None:  # CodaBench cannot pull it
         typer.echo(
             f"warning: docker_image is a placeholder ({PLACEHOLDER_IMAGE}); push the scoring "
-            "image under your own name and make the kit again, into a new folder, with "
-            "--image NAME",
+            "image under your own name and make the kit again with --image NAME --force",
             err=True,
         )
     typer.echo(f"next: follow the steps of {out / 'README.md'}")

@@ -10,8 +10,8 @@ from pathlib import Path
 from scorer.api import score as score_submission
 from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import read_solution, read_targets
-from scorer.errors import UsageError
-from scorer.platforms import codabench, evalai, kaggle
+from scorer.errors import SubmissionError, UsageError
+from scorer.platforms import codabench, evalai, kaggle, participants
 from scorer.platforms.common import Kit, Platform
 from scorer.version import __version__
 
@@ -38,11 +38,16 @@ def build(
     image: str | None = None,
     start: dt.date | None = None,
     end: dt.date | None = None,
+    wheels: Path | str | None = None,
+    force: bool = False,
 ) -> list[Path]:
     """Check the organiser's files and write the platform's kit into `out`; the files written.
 
     The solution is read and a placeholder submission scored against it first, so a broken
     solution is the organiser's error here, with every detail, never a participant's later.
+    `wheels` is what `participants/` ships beside scorer's wheel: the dependencies' wheels
+    downloaded by pip (`participants.DOWNLOAD`), copied from a folder, or none (`None`).
+    `force` makes the kit again into a folder that holds a kit made before.
     """
     platform = Platform(platform)
     rules = LOST_ITEMS if competition is None else Competition.load(competition)
@@ -73,13 +78,36 @@ def build(
     )
     if kit.end <= kit.start:
         raise UsageError(f"--end {kit.end} is not after --start {kit.start}")
-    # the sample must pass the very rules it shows
-    score_submission(kit.sample(), truth, competition=rules)
-    if out.exists() and any(out.iterdir()):
-        raise UsageError(f"{out}: the folder is not empty; give a new or empty folder")
+    try:  # the sample must pass the very rules it shows
+        score_submission(kit.sample(), truth, competition=rules)
+    except SubmissionError as exc:  # a fault of the kit itself, never the organiser's files
+        raise UsageError(f"internal error: the kit's own sample breaks the rules: {exc}") from None
+    _clear(out, force)
     out.mkdir(parents=True, exist_ok=True)
     try:
-        return WRITERS[platform](kit)
+        written = WRITERS[platform](kit)
+        written += participants.write(kit, wheels)
+        (out / MARKER).write_text(f"scorer kit {platform} {__version__}\n", encoding="utf-8")
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)  # never half a kit
         raise
+    return written
+
+
+#: The file that tells a folder a kit made (`--force` empties only such a folder).
+MARKER = ".scorer-kit"
+
+
+def _clear(out: Path, force: bool) -> None:
+    """Make way for the kit: `out` is new or empty, or (with `force`) a kit made before,
+    emptied; any other folder is the organiser's, and is left as it is."""
+    if not out.exists() or not any(out.iterdir()):
+        return
+    if not force:
+        raise UsageError(
+            f"{out}: the folder is not empty; give a new or empty folder, or --force to make "
+            "a kit made there before again"
+        )
+    if not (out / MARKER).is_file():
+        raise UsageError(f"{out}: --force makes again only a kit made there; no kit is there")
+    shutil.rmtree(out)
