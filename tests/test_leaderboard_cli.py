@@ -280,3 +280,15 @@ def test_title_names_the_page_and_the_post(demo: Path, tmp_path: Path) -> None:
     assert "<h1>Lost items leaderboard</h1>" in default  # the competition's name
     post = cli("show", "--db", demo / "board.db", "--format", "md", "--title", title).stdout
     assert post.startswith("## Lost items &lt;2024&gt; &amp; co\n")
+
+
+def test_a_title_is_text_in_the_markdown_post(demo: Path) -> None:
+    """`--title` is data: a link, an image, emphasis or a second heading stay text."""
+    title = "Final [click](https://evil.example) ![x](https://evil.example/p.png) *b*\n# H"
+    post = cli("show", "--db", demo / "board.db", "--format", "md", "--title", title).stdout
+    first = post.splitlines()[0]
+    assert first == (
+        "## Final \\[click\\]\\(https\\://evil.example\\) \\!\\[x\\]\\(https\\://"
+        "evil.example/p.png\\) \\*b\\*\\\\n\\# H"
+    )
+    assert post.splitlines()[1] == ""  # the heading is one line

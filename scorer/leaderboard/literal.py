@@ -40,9 +40,9 @@ def neutralised(text: str) -> tuple[str, bool]:
     return text, False
 
 
-def markdown(text: str) -> str:
-    """A name in a Markdown table cell: shown, `<`, `>` and `&` as HTML entities, every
-    other syntax character escaped with a backslash: `[x](https://…)` stays text, not a
-    link."""
-    cell = _WWW.sub(r"\1\\.", _MARKDOWN.sub(r"\\\1", shown(text)))
+def markdown(text: str, limit: int = SHOWN_CHARS) -> str:
+    """A name in a Markdown table cell or heading: shown (cut to `limit` characters), `<`,
+    `>` and `&` as HTML entities, every other syntax character escaped with a backslash:
+    `[x](https://…)` stays text, not a link, and `# x` not a heading."""
+    cell = _WWW.sub(r"\1\\.", _MARKDOWN.sub(r"\\\1", shown(text, limit)))
     return cell.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

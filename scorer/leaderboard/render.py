@@ -127,12 +127,16 @@ def _md(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
 
 
+#: The most characters of a `--title` a Markdown post shows.
+TITLE_CHARS = 200
+
+
 def to_markdown(boards: Boards, heading_text: str | None = None) -> str:
     """Both boards as Markdown tables, ready for a forum post; team names are text, never a
     link or an image."""
     lines: list[str] = []
-    if heading_text:
-        lines += [f"## {_md(heading_text)}", ""]
+    if heading_text:  # the organiser's words, yet data: never a link, an image or markup
+        lines += [f"## {markdown(heading_text, TITLE_CHARS)}", ""]
     for board in boards_of(boards):
         cols = columns(board)
         marks = {"right": "---:", "left": ":---", "center": ":---:"}
