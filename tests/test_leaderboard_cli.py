@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from typer.testing import CliRunner
 import scorer
 from scorer.cli import app
 from scorer.leaderboard import worker
+from scorer.leaderboard.store import Store
 
 runner = CliRunner()
 
@@ -292,3 +295,25 @@ def test_a_title_is_text_in_the_markdown_post(demo: Path) -> None:
         "evil.example/p.png\\) \\*b\\*\\\\n\\# H"
     )
     assert post.splitlines()[1] == ""  # the heading is one line
+
+
+def test_show_reads_a_database_it_may_not_write(demo: Path) -> None:
+    """A published copy of the database in a folder no one may write to (issue 24): `show`
+    opens it read-only (root, whom file modes do not stop, is stopped by the connection's
+    own read-only mode) and prints the same boards."""
+    folder = Path(tempfile.mkdtemp(prefix="readonly-board-"))
+    try:
+        shutil.copy(demo / "board.db", folder / "board.db")
+        (folder / "board.db").chmod(0o444)
+        folder.chmod(0o555)
+        shown = cli("show", "--db", folder / "board.db", "--format", "csv")
+        assert shown.exit_code == 0, shown.output
+        assert shown.stdout == cli("show", "--db", demo / "board.db", "--format", "csv").stdout
+        with (
+            Store(folder / "board.db", create=False) as store,
+            pytest.raises(sqlite3.OperationalError, match="readonly"),
+        ):
+            store.db.execute("CREATE TABLE written (x)")
+    finally:
+        folder.chmod(0o755)
+        shutil.rmtree(folder)

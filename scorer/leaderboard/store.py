@@ -89,6 +89,23 @@ def stamp(when: datetime) -> str:
     return when.astimezone(UTC).isoformat(timespec="microseconds")
 
 
+def _connect(path: Path, create: bool) -> sqlite3.Connection:
+    """A connection that writes (`create`), or one that only reads: `show` reads a database
+    it may not write to (a read-only file or folder, a published copy). A WAL database read
+    where its `-shm` file cannot be made is opened immutable: no writer can be at work in a
+    folder nobody may write to."""
+    if create:
+        return sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    db = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        db.close()
+        db = sqlite3.connect(f"{uri}&immutable=1", uri=True, isolation_level=None)
+    return db
+
+
 class Store:
     """A leaderboard database. Every write is one transaction, so a run that is interrupted,
     or two runs at once, leave it consistent (WAL journal: readers never wait for a writer)."""
@@ -104,7 +121,7 @@ class Store:
             raise UsageError(f"{path}: the folder {path.parent} does not exist")
         self.path = path
         try:
-            self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
+            self.db = _connect(path, create)
         except sqlite3.Error as exc:
             raise refused(path, exc, "open") from None
         try:
