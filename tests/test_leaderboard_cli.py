@@ -220,6 +220,19 @@ def test_show_json_flag_and_output_file(demo: Path, tmp_path: Path) -> None:
     assert page.read_text().startswith("<!DOCTYPE html>")
 
 
+def test_show_json_with_an_output_file_still_prints_its_one_object(
+    demo: Path, tmp_path: Path
+) -> None:
+    """`--json` promises one JSON object on stdout for every outcome (issue 24: with
+    `--output` it printed nothing): the object written to the file."""
+    path = tmp_path / "board.json"
+    written = cli("show", "--db", demo / "board.db", "--json", "--output", path)
+    assert written.exit_code == 0, written.output
+    printed = json.loads(written.stdout)
+    assert printed["status"] == "ok" and printed == json.loads(path.read_text())
+    assert "Wrote the public leaderboard (json)" in written.stderr
+
+
 def test_demo_refuses_a_folder_in_use(demo: Path) -> None:
     result = cli("demo", demo)
     assert result.exit_code == 2

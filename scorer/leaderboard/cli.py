@@ -292,8 +292,10 @@ def show(
         if output is not None:
             if not output.parent.is_dir():
                 raise UsageError(f"{output}: the folder {output.parent} does not exist")
-            write_text(render(boards, chosen, heading_text=title), output)
-            return None, chosen
+            text = render(boards, chosen, heading_text=title)
+            write_text(text, output)
+            # --json promises one JSON object on stdout for every outcome: the one written
+            return (text if asked is Format.JSON else None), chosen
         from scorer.leaderboard.terminal import renderables, table_text
 
         if chosen is Format.TABLE and sys.stdout.isatty():
@@ -312,7 +314,7 @@ def show(
         text, chosen = run()
     if text is not None:
         typer.echo(text, nl=not text.endswith("\n"))
-    elif output is not None:
+    if output is not None:
         typer.echo(f"Wrote the {phase} leaderboard ({chosen}) to {output}", err=True)
 
 
