@@ -32,12 +32,19 @@ PROBE = """<script id="probe-script">
   var mine = function (e) { return e.id === "probe-script"; };
   var right = function (e) { return e.getBoundingClientRect().right; };
   var legend = document.getElementById("legend");
+  var W = window.probeWidth || window.innerWidth;  // a phone's width, laid out (`measure`)
   var found = {
     innerWidth: window.innerWidth,
+    width: W,
     scrollWidth: document.documentElement.scrollWidth,
     scrollHeight: document.documentElement.scrollHeight,
-    beyond: all.filter(function (e) { return right(e) > window.innerWidth + 0.5; })
+    beyond: all.filter(function (e) { return right(e) > W + 0.5; })
       .map(function (e) { return e.tagName.toLowerCase() + ": " + e.textContent.slice(0, 40); }),
+    outside: all.filter(function (e) { return right(e) > W + 0.5 &&
+      !e.closest(".board"); }).map(function (e) {
+      return e.tagName.toLowerCase() + ": " + e.textContent.slice(0, 40); }),
+    scrolls: [].slice.call(document.querySelectorAll(".board")).map(function (e) {
+      return [e.getBoundingClientRect().right, getComputedStyle(e).overflowX]; }),
     teams: [].slice.call(document.querySelectorAll("td.team")).map(function (e) {
       return e.textContent; }),
     tags: all.filter(function (e) { return !mine(e); }).map(function (e) {
@@ -92,8 +99,16 @@ def _run(browser: str, url: str, *args: str) -> str:
     return done.stdout
 
 
-def measure(browser: str, page: str, width: int, height: int) -> dict[str, Any]:
-    """What the probe finds in `page` laid out in a `width` x `height` window."""
+def measure(
+    browser: str, page: str, width: int, height: int, layout: int | None = None
+) -> dict[str, Any]:
+    """What the probe finds in `page` laid out in a `width` x `height` window; with `layout`,
+    the page is laid out that many pixels wide (a phone's width: headless Chromium makes no
+    window narrower than 500 pixels) and measured against it."""
+    if layout is not None:
+        page = page.replace(
+            "</head>", f"<style>html {{ width: {layout}px; }}</style>\n</head>"
+        ).replace("</body>", f"<script>window.probeWidth = {layout};</script>\n</body>")
     with tempfile.TemporaryDirectory(prefix="page-") as folder:
         path = Path(folder) / "page.html"
         path.write_text(page.replace("</body>", PROBE + "\n</body>"), encoding="utf-8")

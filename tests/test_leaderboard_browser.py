@@ -85,6 +85,21 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("name", ["demo-public", "demo-final"])
+def test_the_page_fits_a_phone(pages: dict[str, tuple[str, list[str]]], name: str) -> None:
+    """A 390-pixel phone (issue 24): nothing of the page passes its edge but a board's table,
+    which scrolls inside its own container, so the page never scrolls sideways."""
+    assert BROWSER is not None
+    page, teams = pages[name]
+    found = measure(BROWSER, page, 500, 844, layout=390)
+    assert found["width"] == 390
+    assert found["outside"] == []  # only a board's table may pass the edge, inside its scroller
+    assert found["scrolls"] and all(
+        right <= 390.5 and overflow == "auto" for right, overflow in found["scrolls"]
+    )
+    assert found["teams"] == teams
+
+
 @pytest.mark.parametrize(("name", "window"), CASES, ids=[f"{n}-{w}x{h}" for n, (w, h) in CASES])
 def test_the_page_fits_and_shows_every_name_as_text(
     pages: dict[str, tuple[str, list[str]]], name: str, window: tuple[int, int]

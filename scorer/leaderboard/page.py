@@ -38,6 +38,7 @@ h1 { font-size: 1.6rem; margin-bottom: .3rem; } h2 { font-size: 1.15rem; margin-
 .legend { display: flex; flex-wrap: wrap; gap: .4rem 1.5rem; color: #57606a; font-size: .9rem; }
 .swatch { display: inline-block; width: 1.6em; height: 1em; vertical-align: -.15em;
           background: #fff8c5; border: 1px solid #d4a72c; margin-right: .3em; }
+.board { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; margin: .5rem 0 1rem; width: 100%; font-size: 14px; }
 th, td { padding: .3rem .4rem; border-bottom: 1px solid #d0d7de; white-space: nowrap;
          vertical-align: top; }
@@ -143,12 +144,14 @@ def _section(board: Board) -> str:
         [
             f'<section id="{escape(board.name)}">',
             f"<h2>{escape(title(board))}</h2>",
+            '<div class="board">',  # a phone scrolls the table, never the page
             "<table>",
             f"<thead><tr>{head}</tr></thead>",
             "<tbody>",
             *rows,
             "</tbody>",
             "</table>",
+            "</div>",
             "</section>",
         ]
     )
