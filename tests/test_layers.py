@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scorer.shell",),
     ("scorer.leaderboard.*",),
     ("scorer.platforms.*",),
+    ("scorer.serve.*",),
     ("scorer.schemas.*",),  # describes every command's output, the leaderboard's included
     ("scorer.cli", "scorer.__main__"),
     ("scorer",),  # the package top: the public API, imported by no module of its own
