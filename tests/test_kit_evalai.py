@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 import urllib.parse
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -94,11 +95,15 @@ def test_the_logo_is_a_png_under_the_challenge(kit: Path) -> None:
 
 
 def test_the_evaluation_script_is_the_zip_evalai_starters_makes(kit: Path) -> None:
-    """config_utils 664-704: `evaluation_script` must be named and end in `.zip`; EvalAI-
-    Starters' action zips the folder `evaluation_script/` into `evaluation_script.zip`."""
+    """config_utils 664-704: `evaluation_script` must be named, end in `.zip` and be a file
+    under the configuration's folder."""
     config = config_of(kit)
     assert config["evaluation_script"] == "evaluation_script.zip"
     assert (kit / "challenge" / "evaluation_script" / "main.py").is_file()
+    # EvalAI-Starters 0398bf7, github/utils.py `create_challenge_zip_file`: the folder's files
+    # at the zip's root; the kit ships the zip made so, so the folder validates as it is.
+    with zipfile.ZipFile(kit / "challenge" / "evaluation_script.zip") as archive:
+        assert sorted(archive.namelist()) == ["__init__.py", "main.py"]
     assert config["remote_evaluation"] is True  # hosted workers: Python 3.7-3.9
 
 

@@ -21,6 +21,7 @@ import logging
 import os
 import sys
 import traceback
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
@@ -216,6 +217,20 @@ PAGES = {
 CHALLENGE, WORKER = "challenge", "worker"
 
 
+def _script_zip(challenge: Path) -> Path:
+    """`evaluation_script.zip`, as EvalAI-Starters' action makes it before each upload (the
+    folder's files at the zip's root): the configuration names it, and EvalAI's validator
+    refuses a configuration whose evaluation script is missing. Shipped ready, the folder
+    can be checked or uploaded as it is."""
+    folder = challenge / "evaluation_script"
+    path = challenge / "evaluation_script.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in sorted(folder.rglob("*")):
+            if file.is_file():
+                archive.write(file, file.relative_to(folder).as_posix())
+    return path
+
+
 def write(kit: Kit) -> list[Path]:
     """Write the EvalAI kit into `kit.out`; the files written."""
     rules = kit.competition
@@ -246,6 +261,7 @@ def write(kit: Kit) -> list[Path]:
         ("remote_challenge_evaluation/main.py", "evalai_remote_main.py.tmpl"),
     ):
         written.append(kit.write(f"{CHALLENGE}/{name}", template(source)))
+    written.append(_script_zip(kit.out / CHALLENGE))
     solution = kit.out / WORKER / "solution.csv"
     solution.parent.mkdir(parents=True, exist_ok=True)
     kit.long().write_csv(solution)
