@@ -223,6 +223,10 @@ def test_docker_image_and_starting_kit(kit: Path) -> None:
         folder = kit / "bundle" / phase["starting_kit"]
         assert {"sample_submission.csv", "targets.csv"} <= {p.name for p in folder.iterdir()}
         assert "public_data" not in phase or (kit / "bundle" / phase["public_data"]).is_dir()
+    # the image is built from docker/ as it is: every file the Dockerfile copies is there
+    dockerfile = (kit / "kit" / "docker" / "Dockerfile").read_text()
+    copied = re.findall(r"^COPY (\S+) ", dockerfile, flags=re.MULTILINE)
+    assert copied and all((kit / "kit" / "docker" / n).is_file() for n in copied), copied
 
 
 @pytest.mark.parametrize("phase", [0, 1])
@@ -303,5 +307,6 @@ def test_the_readme_says_what_was_run_where_files_go_and_what_counts(kit: Path) 
     assert "moves the submission each participant has on the public leaderboard" in text
     assert "set it as each phase's **Starting Kit**" in text
     assert "its scoring stderr holds the details" in text
+    assert "holds the Dockerfile and scorer's wheel" in text  # no wheel to build by hand
     steps = re.findall(r"^(\d+)\. ", readme, flags=re.MULTILINE)
-    assert steps == [str(n) for n in range(1, 9)]
+    assert steps == [str(n) for n in range(1, 8)]

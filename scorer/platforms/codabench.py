@@ -55,6 +55,7 @@ from scorer.competition import LOST_ITEMS, Competition, Metric, Split
 from scorer.errors import Code, HostError, ScorerError, SubmissionError, file_error, single
 from scorer.leaderboard.literal import markdown
 from scorer.platforms.common import HOST_MESSAGE, HostVisibleError, Kit, logo, template
+from scorer.platforms.participants import wheel
 from scorer.read import inside, kind_of, kind_of_file, walk
 from scorer.scoring import ScoreResult
 from scorer.version import __version__
@@ -350,6 +351,7 @@ def write(kit: Kit) -> list[Path]:
             template("codabench_Dockerfile.tmpl", base=BASE_IMAGE, version=__version__),
         )
     )
+    written.append(wheel(kit.out / "docker"))  # what the Dockerfile installs
     written.append(
         kit.write(
             "README.md",
