@@ -3,12 +3,14 @@ with one JSON object on stdout for every outcome when `--json` is given."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from polars.exceptions import PanicException
@@ -139,19 +141,34 @@ class JsonGroup(TyperGroup):
         **extra: Any,
     ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
-        if "--json" not in argv:
-            return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
         try:
-            code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
-        except typer.TyperException as exc:  # Click's usage errors
-            error = error_object(Failure.USAGE_ERROR, exc.format_message())
-            emit(_command_of(exc), {"error": error}, exc.exit_code)
-            code = exc.exit_code
-        except typer.Abort:
-            code = REJECTED
+            if "--json" not in argv:
+                return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
+            try:
+                code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+            except typer.TyperException as exc:  # Click's usage errors
+                error = error_object(Failure.USAGE_ERROR, exc.format_message())
+                emit(_command_of(exc), {"error": error}, exc.exit_code)
+                code = exc.exit_code
+            except typer.Abort:
+                code = REJECTED
+        except OSError as exc:  # the work is done, caught in `guarded`: writing its output failed
+            _unwritable(exc)
         if not standalone_mode:
             return code
         sys.exit(code or OK)
+
+
+def _unwritable(exc: OSError) -> NoReturn:
+    """The output could not be written (a full disk, a closed pipe): stdout is silenced, for
+    Python flushes it again at exit, and stderr says why; exit 2, a system error. A reader
+    that stopped reading (`| head`) took what it wanted: no message for that."""
+    with suppress(OSError, ValueError):  # ValueError: stdout is no file (a test's capture)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if exc.errno != errno.EPIPE:
+        reason = exc.strerror or str(exc)
+        print(f"Error: cannot write the output: {reason}", file=sys.stderr)
+    sys.exit(HOST)
 
 
 def _command_of(exc: typer.TyperException) -> str:

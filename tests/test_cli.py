@@ -831,3 +831,49 @@ def test_help_reads_cleanly(command: list[str]) -> None:
     if command == ["score"]:
         assert "--solution FILE" in shown.stdout
         assert "[default: (4 GiB); x>=1]" in shown.stdout
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["score", "data/sample_submission.csv", "--solution", "data/solution.csv"],
+        ["validate", "data/sample_submission.csv", "--targets", "data/targets.csv", "--json"],
+        ["leaderboard", "show", "--db", "{db}"],
+        ["leaderboard", "show", "--db", "{db}", "--json"],
+    ],
+    ids=["score", "validate-json", "show", "show-json"],
+)
+def test_an_output_that_cannot_be_written_is_an_error_not_a_traceback(
+    args: list[str], tmp_path: Path
+) -> None:
+    """stdout on a full disk (issue 24): one line on stderr saying why, exit 2."""
+    root = Path(__file__).resolve().parent.parent
+    if "{db}" in args:
+        demo = tmp_path / "demo"
+        assert CliRunner().invoke(app, ["leaderboard", "demo", str(demo)]).exit_code == 0
+        scored = CliRunner().invoke(
+            app,
+            [
+                "leaderboard",
+                "score",
+                str(demo / "manifest.csv"),
+                "--solution",
+                str(demo / "solution.csv"),
+                "--db",
+                str(demo / "b.db"),
+            ],
+        )
+        assert scored.exit_code == 0, scored.output
+        args = [a.replace("{db}", str(demo / "b.db")) for a in args]
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "scorer", *args],
+            cwd=root,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    assert done.returncode == 2
+    assert done.stderr == "Error: cannot write the output: No space left on device\n"
