@@ -199,13 +199,12 @@ def test_a_crash_on_one_file_does_not_stop_the_batch(
     assert failed[0].error == error_object(Failure.INTERNAL_ERROR, "RuntimeError: boom")
     assert result.counts["total"] == FILES
     monkeypatch.setattr(worker, "score_submission", real)
-    again = run(copy)  # the same bytes keep their failed verdict
-    assert [o.path for o in again.outcomes if not o.cached] == []
-    assert [o.path for o in again.outcomes if o.status == "failed"] == [
-        "submissions/bravo/overfit.csv"
-    ]
-    retried = run(copy, retry_failed=True)  # unless asked
-    assert [o.path for o in retried.outcomes if not o.cached] == ["submissions/bravo/overfit.csv"]
+    again = run(copy)  # the scorer's own failure is tried again on the next run (task.md)
+    assert [o.path for o in again.outcomes if not o.cached] == ["submissions/bravo/overfit.csv"]
+    assert [o.status for o in again.outcomes if not o.cached] == ["rejected"]  # its verdict now
+    assert [o.path for o in again.outcomes if o.status == "failed"] == []
+    unchanged = run(copy)  # a participant's rejection is kept for the same bytes
+    assert [o.path for o in unchanged.outcomes if not o.cached] == []
 
 
 def test_an_interrupted_run_keeps_the_database_consistent(

@@ -174,8 +174,9 @@ def score(
         bool,
         typer.Option(
             "--retry-failed",
-            help="Judge again the submissions that failed before (by default the same bytes "
-            "keep their failed verdict).",
+            help="Judge again the submissions whose worker ran out of memory or time or died (by "
+            "default the same bytes keep that verdict; the scorer's own failures are always "
+            "judged again).",
         ),
     ] = False,
 ) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from scorer.competition import Split
+from scorer.errors import Failure
 from scorer.leaderboard.manifest import Submission
 from scorer.leaderboard.schema import Status
 from scorer.leaderboard.store import Fingerprint, Store, now, stamp
@@ -126,9 +127,11 @@ def cached(
     *,
     failed: bool = True,
 ) -> Cached | None:
-    """The verdict the cache holds for this content under this fingerprint, if any: a failed
-    one too unless `failed` is off (`--retry-failed`), so that the same bytes do not take a
-    worker down on every run; never one of a file that could not be read."""
+    """The verdict the cache holds for this content under this fingerprint, if any. A failed
+    one only when the file itself took its worker down (`KEPT_FAILURES`: out of memory, out
+    of time, killed), so that the same bytes do not take a worker down on every run, and not
+    with `failed` off (`--retry-failed`); a failure of the scorer or of the system (a bug, a
+    permission) is tried again on the next run. Never one of a file that could not be read."""
     if not content_hash:
         return None
     statuses = (Status.SCORED, Status.REJECTED, Status.FAILED)[: 3 if failed else 2]
@@ -152,7 +155,16 @@ def cached(
     if row is None:
         return None
     ident, status, public, error = row
-    return Cached(ident, Status(status), public, json.loads(error) if error else None)
+    found = json.loads(error) if error else None
+    if status == Status.FAILED and (found or {}).get("code") not in KEPT_FAILURES:
+        return None
+    return Cached(ident, Status(status), public, found)
+
+
+#: The failures a failed verdict is kept for: those a file brings on its worker.
+KEPT_FAILURES = frozenset(
+    str(f) for f in (Failure.OUT_OF_MEMORY, Failure.TIMED_OUT, Failure.WORKER_DIED)
+)
 
 
 def note_judged(store: Store, run: int) -> None:

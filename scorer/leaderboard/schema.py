@@ -29,8 +29,8 @@ class Status(StrEnum):
     PENDING = "pending"  # in the log, no verdict in this run (it stopped or was interrupted)
     SCORED = "scored"
     REJECTED = "rejected"  # the participant's file breaks the contract; the report is kept
-    FAILED = "failed"  # the scorer broke on it, or its worker ran out of memory or time
-    # or died; kept for the same bytes unless `--retry-failed`
+    FAILED = "failed"  # the scorer broke on it (judged again next run), or its worker ran
+    # out of memory or time or died (kept for the same bytes unless `--retry-failed`)
 
 
 SCHEMA = """
