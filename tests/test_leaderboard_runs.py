@@ -105,6 +105,19 @@ def test_a_wrong_solution_on_the_cli_exits_2_and_force_scores_anyway(copy: Path)
     assert again.exit_code == 0
 
 
+def test_a_wrong_solution_published_before_is_questioned_again(copy: Path) -> None:
+    """Issue 24: the guard skipped any solution the database had published once, so going
+    back to a wrong one (forced earlier, replaced since) rejected everything with exit 0 and
+    emptied the boards. Only the solution of the boards shown is not questioned."""
+    wrong = wrong_solution(copy)
+    assert cli(copy, "--force", solution=wrong).exit_code == 0  # published once
+    assert cli(copy).exit_code == 0  # the right one again: the boards shown
+    before = shown(copy)
+    back = cli(copy, solution=wrong)
+    assert back.exit_code == 2 and "likely not the one these submissions answer" in back.stderr
+    assert shown(copy) == before
+
+
 def test_the_first_run_with_a_wrong_solution_leaves_empty_boards(
     world: Path, tmp_path: Path
 ) -> None:

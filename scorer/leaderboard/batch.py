@@ -151,10 +151,9 @@ def score_entries(
     judged, whatever happens to the file meanwhile. A broken solution stops the batch before
     any submission is touched (`HostError`).
 
-    The boards change only when the run finishes. Under a solution, scorer version or options
-    that no run has finished with yet, the run stops (`SolutionMismatch`, nothing kept) as
-    soon as more than half of the log is rejected for missing or unknown users, unless
-    `force`."""
+    The boards change only when the run finishes. Under a solution other than the shown
+    boards', the run stops (`SolutionMismatch`, nothing kept) as soon as more than half of
+    the log is rejected for missing or unknown users, unless `force`."""
     # The empty-user rule: the competition's, unless `no_lost` overrides it.
     policy = competition.empty_users if no_lost is None else EmptyUsers.of(no_lost)
     isolation = isolation if isolation is not None else Isolation()
@@ -166,7 +165,11 @@ def score_entries(
     fingerprint = Fingerprint(truth.digest, __version__, config)
     if not runs.has_solution(store, truth.digest):
         truth.load()  # a new solution: check it before anything is recorded under its hash
-    watch = not force and not runs.is_published(store, fingerprint)
+    # The guard against a wrong solution watches every run but one under the solution of the
+    # boards shown: there, rejections are the participants'. A solution published before and
+    # replaced since is watched again (it emptied the boards when it was not).
+    shown = store.published()
+    watch = not force and (shown is None or shown.fingerprint.solution_hash != truth.digest)
     run = runs.start(store, fingerprint, len(entries))
     outcomes: dict[int, Outcome] = {}
     verdicts: dict[int, int] = {}

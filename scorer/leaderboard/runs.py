@@ -51,17 +51,6 @@ def start(store: Store, fingerprint: Fingerprint, total: int) -> int:
     return int(run or 0)
 
 
-def is_published(store: Store, fingerprint: Fingerprint) -> bool:
-    """True when a run under `fingerprint` has finished before."""
-    found = store.db.execute(
-        "SELECT 1 FROM runs JOIN fingerprints f ON f.id = runs.fingerprint "
-        "WHERE outcome = 'finished' AND solution_hash = ? AND scorer_version = ? "
-        "AND config = ? LIMIT 1",
-        (fingerprint.solution_hash, fingerprint.scorer_version, fingerprint.config),
-    ).fetchone()
-    return found is not None
-
-
 def finish(
     store: Store, run: int, entries: Sequence[tuple[Submission, int]], counts: dict[str, int]
 ) -> int:
