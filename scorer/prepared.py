@@ -6,7 +6,7 @@ already) holding `prepared.json`, which records what it was made from and for, a
 `Solution`'s two frames, `users.parquet` (file order) and `pairs.parquet` (sorted by
 (user, item)), their user and item named as the competition's files name them. Loading one
 reads the frames back as they were, without sorting or checking them again beyond their
-counts and types (task.md, "Scoring many submissions").
+sha256, counts and types (task.md, "Scoring many submissions").
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from scorer.read.files import zip_names
 
 #: What `prepared.json` calls the format, and its version: raised when the layout changes.
 FORMAT = "scorer-prepared-solution"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: each frame's sha256; the source is hashed at every load
 
 MANIFEST = "prepared.json"
 FRAMES = ("users", "pairs")
@@ -72,18 +72,9 @@ class PreparedInfo:
     seconds: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "file": str(self.path),
-            "source": str(self.source),
-            "source_bytes": self.source_bytes,
-            "sha256": self.sha256,
-            "users": self.users,
-            "pairs": self.pairs,
-            "has_split": self.has_split,
-            "graded": self.graded,
-            "bytes": self.bytes,
-            "seconds": self.seconds,
-        }
+        counts = ("source_bytes", "sha256", "users", "pairs", "has_split", "graded", "bytes")
+        paths = {"file": str(self.path), "source": str(self.source)}
+        return paths | {name: getattr(self, name) for name in (*counts, "seconds")}
 
 
 def _key(competition: Competition) -> str:
@@ -166,7 +157,6 @@ def prepare(
         "source": {
             "path": str(source.resolve()),
             "size": before.st_size,
-            "mtime_ns": before.st_mtime_ns,
             "sha256": sha256,
         },
         "competition": competition.to_dict(),
@@ -216,17 +206,21 @@ def _write(out: Path, record: dict[str, Any], frames: dict[str, pl.DataFrame], m
         raise FileSystemError.of(exc, "write the prepared file", out) from None
     temporary = Path(name)
     try:
+        stored = {}
+        for key, frame in frames.items():
+            buffer = io.BytesIO()
+            frame.write_parquet(
+                buffer,
+                compression=COMPRESSION,
+                statistics=False,
+                row_group_size=max(frame.height, 1),
+            )
+            stored[key] = buffer.getvalue()  # its sha256 is checked when it is loaded
+            record["frames"][key]["sha256"] = hashlib.sha256(stored[key]).hexdigest()
         with os.fdopen(fd, "wb") as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED) as z:
             z.writestr(MANIFEST, json.dumps(record, indent=2, sort_keys=True))
-            for key, frame in frames.items():
-                buffer = io.BytesIO()
-                frame.write_parquet(
-                    buffer,
-                    compression=COMPRESSION,
-                    statistics=False,
-                    row_group_size=max(frame.height, 1),
-                )
-                z.writestr(f"{key}.parquet", buffer.getvalue())
+            for key, data in stored.items():
+                z.writestr(f"{key}.parquet", data)
         os.chmod(temporary, mode)
         os.replace(temporary, out)
     except OSError as exc:
@@ -241,8 +235,8 @@ def load(path: Path, competition: Competition = LOST_ITEMS) -> Solution:
     """The solution a prepared file holds, for `competition`. Refused (`HostError`, exit 2)
     when the file is not a prepared file of this version or is damaged, when it was prepared
     for other rules or another scorer version, or when its source still exists at its
-    recorded path and its bytes have changed since (re-hashed only when its size or
-    modification time differ)."""
+    recorded path and its bytes have changed since (hashed at every load: the same size and
+    time are no proof), or when a frame's bytes are not the ones prepared."""
     path = Path(path)
     file = path.name
     with reading(Role.SOLUTION):  # a folder, a pipe, a missing file: the solution's HostError
@@ -340,8 +334,6 @@ def _fresh(record: dict[str, Any], file: str, competition: Competition) -> None:
             f"these (competition {competition.name!r}, scorer {version.__version__})",
         )
     source = Path(_get(record, file, "source", "path", kind=str))
-    size = _get(record, file, "source", "size", kind=int)
-    mtime = _get(record, file, "source", "mtime_ns", kind=int)
     sha256 = _get(record, file, "source", "sha256", kind=str)
     try:
         found = os.stat(source)
@@ -349,8 +341,8 @@ def _fresh(record: dict[str, Any], file: str, competition: Competition) -> None:
         return  # the hidden file lives elsewhere: the prepared file's record is trusted
     except OSError as exc:
         raise FileSystemError.of(exc, "check the prepared file's source", source) from None
-    if not stat.S_ISREG(found.st_mode) or (found.st_size, found.st_mtime_ns) == (size, mtime):
-        return  # no file in its place, or the file as it was: no need to hash it again
+    if not stat.S_ISREG(found.st_mode):
+        return  # no file in its place
     try:
         now = digest(source, source.name, Limits(max_file_bytes=found.st_size + 1))
     except Rejected:
@@ -375,8 +367,11 @@ def _frame(archive: zipfile.ZipFile, record: dict[str, Any], name: str, file: st
     columns = _get(record, file, "frames", name, "columns", kind=list)
     if not all(isinstance(c, dict) and {"name", "dtype"} <= c.keys() for c in columns):
         raise _broken(file, Code.FILE_CORRUPT, f"{file}: {MANIFEST} has no valid 'frames.{name}'")
+    data = archive.read(f"{name}.parquet")
+    if hashlib.sha256(data).hexdigest() != _get(record, file, "frames", name, "sha256", kind=str):
+        raise _broken(file, Code.FILE_CORRUPT, f"{file}: {name}.parquet is not as prepared")
     try:
-        frame = pl.read_parquet(archive.read(f"{name}.parquet"))
+        frame = pl.read_parquet(data)
     except zipfile.BadZipFile:
         raise
     except (Exception, pl.exceptions.PanicException) as exc:  # the kind alone: names no value

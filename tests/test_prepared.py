@@ -334,14 +334,15 @@ def test_a_touched_source_is_hashed_again_and_accepted(ready: Path) -> None:
     assert score_with(ready).exit_code == 0
 
 
-def test_a_source_of_the_same_size_and_time_is_trusted_unhashed(ready: Path) -> None:
-    """task.md says so: the same size and modification time are taken for the same bytes."""
+def test_a_source_of_the_same_size_and_time_but_other_bytes_is_refused(ready: Path) -> None:
+    """Issue 24: the same size and modification time are no proof; the source is hashed."""
     source = ready.with_name("solution.csv")
     stat = source.stat()
     text = source.read_bytes()
-    source.write_bytes(text.replace(b"public", b"PUBLIC", 1))  # same size, other bytes
+    source.write_bytes(text.replace(b"public", b"privat", 1))  # same size, other bytes
     os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    assert score_with(ready).exit_code == 0
+    done = score_with(ready)
+    assert done.exit_code == 2 and "which has changed since" in done.stderr
 
 
 def test_a_prepared_file_whose_source_is_elsewhere_is_accepted(ready: Path) -> None:
@@ -393,14 +394,31 @@ def test_another_scorer_version_is_refused(ready: Path, monkeypatch: pytest.Monk
 
 
 def rebuilt(ready: Path, change: Callable[[str, bytes], bytes | None]) -> None:
-    """Write the prepared file again with each member as `change` makes it (None: left out)."""
+    """Write the prepared file again with each member as `change` makes it (None: left out);
+    a `rehashed` change also records its frames' new sha256, as a tamperer who knows the
+    format would, so that the checks past the hash are reached."""
     with zipfile.ZipFile(ready) as archive:
-        members = {name: archive.read(name) for name in archive.namelist()}
-    with zipfile.ZipFile(ready, "w") as archive:
+        members = {name: change(name, archive.read(name)) for name in archive.namelist()}
+    if getattr(change, "rehash", False):
+        record = json.loads(members["prepared.json"] or b"{}")
         for name, data in members.items():
-            kept = change(name, data)
+            if name.endswith(".parquet") and data is not None:
+                record["frames"][name.removesuffix(".parquet")]["sha256"] = hashlib.sha256(
+                    data
+                ).hexdigest()
+        members["prepared.json"] = json.dumps(record).encode()
+    with zipfile.ZipFile(ready, "w") as archive:
+        for name, kept in members.items():
             if kept is not None:
                 archive.writestr(name, kept)
+
+
+def rehashed(change: Callable[[str, bytes], bytes | None]) -> Callable[[str, bytes], bytes | None]:
+    def changed(name: str, data: bytes) -> bytes | None:
+        return change(name, data)
+
+    changed.rehash = True  # type: ignore[attr-defined]
+    return changed
 
 
 def manifest(edit: Callable[[dict[str, Any]], None]) -> Callable[[str, bytes], bytes | None]:
@@ -426,12 +444,24 @@ def truncated_rows(name: str, data: bytes) -> bytes | None:
     return buffer.getvalue()
 
 
+def swapped_stages(name: str, data: bytes) -> bytes | None:
+    """Public and private users swapped: the same rows and types, other scores (issue 24)."""
+    if name != "users.parquet":
+        return data
+    buffer = io.BytesIO()
+    stage = pl.col("stage")
+    swap = pl.when(stage == "public").then(pl.lit("private")).otherwise(pl.lit("public"))
+    frame = pl.read_parquet(data)
+    frame.with_columns(swap.cast(frame.schema["stage"]).alias("stage")).write_parquet(buffer)
+    return buffer.getvalue()
+
+
 CORRUPT = [
     (
         "wrong format version",
         manifest(lambda r: r.update(format_version=99)),
         Code.FILE_FORMAT,
-        "prepared file format version 99; this scorer reads version 1",
+        f"prepared file format version 99; this scorer reads version {FORMAT_VERSION}",
     ),
     (
         "another format",
@@ -464,14 +494,26 @@ CORRUPT = [
         "prepared.json has no valid 'source.path'",
     ),
     (
-        "a corrupt Parquet member",
+        "a frame changed",
         garbage,
+        Code.FILE_CORRUPT,
+        "pairs.parquet is not as prepared",
+    ),
+    (
+        "stages swapped",
+        swapped_stages,
+        Code.FILE_CORRUPT,
+        "users.parquet is not as prepared",
+    ),
+    (
+        "a corrupt Parquet member",
+        rehashed(garbage),
         Code.FILE_CORRUPT,
         "pairs.parquet cannot be read (ComputeError)",
     ),
     (
         "rows lost",
-        truncated_rows,
+        rehashed(truncated_rows),
         Code.FILE_CORRUPT,
         "pairs.parquet holds 10 rows of user_id: Int64, edition_id: Int64, grade: Int8; "
         "prepared.json says 14,650 rows of user_id: Int64, edition_id: Int64, grade: Int8",
