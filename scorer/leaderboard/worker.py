@@ -13,9 +13,14 @@ Several workers share the cores: each is started with `POLARS_MAX_THREADS` set t
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import multiprocessing
 import os
+import shutil
 import signal
+import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -97,6 +102,7 @@ Judge = Callable[[Task, int, Path], Done]
 def _serve(conn: Connection, task: Task, judge: Judge) -> None:  # pragma: no cover - a worker
     """A worker's life: judge each (index, path) received until told to stop (None)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _die_with(os.getppid())
     while True:
         try:
             job = conn.recv()
@@ -107,14 +113,37 @@ def _serve(conn: Connection, task: Task, judge: Judge) -> None:  # pragma: no co
         conn.send(judge(task, *job))
 
 
+def _die_with(parent: int) -> None:  # pragma: no cover - a worker
+    """End this worker the moment its parent is gone (`kill -9` included): only the parent
+    watches its memory and time. Linux kills it with the parent (`PR_SET_PDEATHSIG`); a
+    thread that sees it adopted by another process ends it elsewhere, and closes the race
+    of a parent that died before the first line ran."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+    def orphaned() -> None:
+        while os.getppid() == parent:
+            time.sleep(ORPHAN_POLL)
+        os._exit(1)
+
+    threading.Thread(target=orphaned, daemon=True).start()
+
+
+#: How often a worker checks that its parent is alive, in seconds.
+ORPHAN_POLL = 0.2
+
+
 @dataclass
 class _Slot:
     """One worker process and the submission it is judging, if any."""
 
     process: SpawnProcess
     conn: Connection
+    temporary: Path  # the worker's TMPDIR: the parent removes it, however the worker ended
     job: tuple[int, Path] | None = None
     started: float = field(default=0.0)
+    killed: tuple[Failure, str] | None = None  # why the watchdog killed it
 
 
 class Workers:
@@ -133,6 +162,8 @@ class Workers:
         self.timeout = timeout
         self._context = multiprocessing.get_context("spawn")
         self._slots: list[_Slot] = []
+        #: Held while a job is handed out and while the watchdog judges a worker's limits.
+        self._lock = threading.Lock()
         #: What each worker's environment adds to this process's (`threads`).
         self.environment = {} if POLARS_THREADS in os.environ else threads(workers)
 
@@ -149,19 +180,51 @@ class Workers:
         before the verdicts just collected are handed to the caller."""
         pending = iter(jobs)
         waiting: deque[tuple[int, Path]] = deque()
-        while True:
-            self._hand_out(pending, waiting)
-            busy = [slot for slot in self._slots if slot.job is not None]
-            if not busy:
-                return
-            ready = wait([slot.conn for slot in busy], timeout=POLL)
-            verdicts: list[Done] = []
-            for slot in busy:
-                done = self._collect(slot) if slot.conn in ready else self._watch(slot)
-                verdicts.extend([done] if done is not None else [])
-            if verdicts:
+        stop = threading.Event()
+        # The limits are kept by a thread of their own: this loop also prepares the next job
+        # (copies and hashes an upload), and a watchdog paused meanwhile let a bomb's worker
+        # run far past its memory and time.
+        watchdog = threading.Thread(target=self._keep_limits, args=(stop,), daemon=True)
+        watchdog.start()
+        try:
+            while True:
                 self._hand_out(pending, waiting)
-            yield from verdicts
+                busy = [slot for slot in self._slots if slot.job is not None]
+                if not busy:
+                    return
+                ready = wait([slot.conn for slot in busy], timeout=POLL)
+                verdicts: list[Done] = []
+                for slot in busy:
+                    done = self._collect(slot) if slot.conn in ready else self._watch(slot)
+                    verdicts.extend([done] if done is not None else [])
+                if verdicts:
+                    self._hand_out(pending, waiting)
+                yield from verdicts
+        finally:
+            stop.set()
+            watchdog.join()
+
+    def _keep_limits(self, stop: threading.Event) -> None:
+        """Every `POLL` seconds, kill a busy worker over its time or memory, noting why."""
+        while not stop.wait(POLL):
+            for slot in list(self._slots):
+                with self._lock:
+                    if slot.job is None or slot.killed is not None:
+                        continue
+                    over = self._over(slot)
+                    if over is not None:
+                        slot.killed = over
+                        slot.process.kill()
+
+    def _over(self, slot: _Slot) -> tuple[Failure, str] | None:
+        """Which limit a busy worker is over, and how it says so; None within both."""
+        if time.monotonic() - slot.started > self.timeout:
+            return Failure.TIMED_OUT, f"took more than {self.timeout:g} s (--timeout)"
+        rss = resident_bytes(slot.process.pid)
+        if rss is not None and rss > self.budget:
+            reason = f"needed more than its memory budget of {size(self.budget)} (--max-memory)"
+            return Failure.OUT_OF_MEMORY, reason
+        return None
 
     def _hand_out(
         self, pending: Iterator[tuple[int, Path]], waiting: deque[tuple[int, Path]]
@@ -178,7 +241,8 @@ class Workers:
             except OSError:  # the worker died between two submissions: replace it
                 self._drop(slot)
                 continue
-            slot.job, slot.started = waiting.popleft(), time.monotonic()
+            with self._lock:
+                slot.job, slot.started = waiting.popleft(), time.monotonic()
 
     def close(self) -> None:
         """Stop every worker: ask, wait `GRACE` seconds, then kill."""
@@ -192,12 +256,14 @@ class Workers:
                 slot.process.kill()
                 slot.process.join()
             slot.conn.close()
+            shutil.rmtree(slot.temporary, ignore_errors=True)
         self._slots.clear()
 
     def _drop(self, slot: _Slot) -> None:
-        """Forget a worker that is dead or killed."""
+        """Forget a worker that is dead or killed, and the files it left."""
         slot.process.join()
         slot.conn.close()
+        shutil.rmtree(slot.temporary, ignore_errors=True)
         self._slots.remove(slot)
 
     def _idle(self) -> _Slot | None:
@@ -214,10 +280,12 @@ class Workers:
         process = self._context.Process(
             target=_serve, args=(child, self.task, self._judge), daemon=True
         )
-        with _environment(self.environment):  # read by polars when the worker imports it
+        temporary = Path(tempfile.mkdtemp(prefix="scorer-worker-"))
+        # read by polars when the worker imports it; TMPDIR by every temporary file it makes
+        with _environment({**self.environment, "TMPDIR": str(temporary)}):
             process.start()
         child.close()
-        return _Slot(process, parent)
+        return _Slot(process, parent, temporary)
 
     def _collect(self, slot: _Slot) -> Done | None:
         """The verdict a worker sent, or a failure if it died instead."""
@@ -225,19 +293,19 @@ class Workers:
             done: Done = slot.conn.recv()
         except (EOFError, OSError):
             slot.process.join()
+            if slot.killed is not None:  # the watchdog's doing
+                return self._fail(slot, *slot.killed)
             return self._fail(slot, Failure.WORKER_DIED, died(slot.process.exitcode))
-        slot.job = None
+        with self._lock:
+            slot.job = None
         return done
 
     def _watch(self, slot: _Slot) -> Done | None:
         """A failure if the busy worker went over its time or memory, or died; else None."""
-        if time.monotonic() - slot.started > self.timeout:
-            reason = f"took more than {self.timeout:g} s (--timeout)"
-            return self._fail(slot, Failure.TIMED_OUT, reason, kill=True)
-        rss = resident_bytes(slot.process.pid)
-        if rss is not None and rss > self.budget:
-            reason = f"needed more than its memory budget of {size(self.budget)} (--max-memory)"
-            return self._fail(slot, Failure.OUT_OF_MEMORY, reason, kill=True)
+        with self._lock:
+            over = slot.killed or self._over(slot)
+        if over is not None:
+            return self._fail(slot, *over, kill=True)
         if not slot.process.is_alive():
             return self._collect(slot)
         return None
