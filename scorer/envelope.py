@@ -30,3 +30,17 @@ def envelope(command: str, status: Status, payload: dict[str, Any]) -> dict[str,
         "status": str(status),
         **payload,
     }
+
+
+#: The commands that hold commands (`scorer leaderboard score`), as scorer/cli.py adds them.
+GROUPS = ("leaderboard",)
+
+
+def command_of(argv: list[str]) -> str:
+    """The command a command line runs, as typed after `scorer` (`leaderboard score`)."""
+    words = argv[:2] if argv[:1] and argv[0] in GROUPS else argv[:1]
+    return " ".join(word for word in words if not word.startswith("-"))
+
+
+#: What an interrupted command says when nothing of it had run, or nothing said why.
+INTERRUPTED_EARLY = "interrupted before the command finished; nothing was recorded"

@@ -17,7 +17,7 @@ from polars.exceptions import PanicException
 from typer.core import TyperGroup
 
 from scorer.competition import LOST_ITEMS, Competition
-from scorer.envelope import Status, envelope
+from scorer.envelope import INTERRUPTED_EARLY, Status, command_of, envelope
 from scorer.errors import (
     MAX_EXAMPLES,
     MOST_EXAMPLES,
@@ -79,6 +79,12 @@ def emit(command: str, payload: dict[str, Any], exit_code: int = OK) -> None:
     """Print a command's JSON output: `payload` in the envelope, its status from the exit."""
     status = STATUS_OF_EXIT.get(exit_code, Status.ERROR)
     typer.echo(json.dumps(envelope(command, status, payload)))
+    _emitted.append(command)
+
+
+#: The commands whose JSON was printed in this process: an interrupted one that printed none
+#: gets its one object from `JsonGroup.main`.
+_emitted: list[str] = []
 
 
 def fail(
@@ -154,6 +160,9 @@ class JsonGroup(TyperGroup):
                 code = REJECTED
         except OSError as exc:  # the work is done, caught in `guarded`: writing its output failed
             _unwritable(exc)
+        if code == INTERRUPTED and not _emitted:  # Ctrl-C outside `guarded`: Typer exits 130
+            error = error_object(Failure.INTERRUPTED, INTERRUPTED_EARLY)
+            emit(command_of(argv), {"error": error}, INTERRUPTED)
         if not standalone_mode:
             return code
         sys.exit(code or OK)

@@ -41,7 +41,7 @@ def test_the_wheel_is_the_installed_package_with_its_metadata(tmp_path: Path) ->
             expected = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
             assert digest == f"sha256={expected.decode()}" and int(size) == len(data), name
         assert {r[0] for r in rows} == set(names)
-        assert "scorer = scorer.cli:app" in archive.read(f"{info}/entry_points.txt").decode()
+        assert "scorer = scorer.__main__:main" in archive.read(f"{info}/entry_points.txt").decode()
         assert "Tag: py3-none-any" in archive.read(f"{info}/WHEEL").decode()
         assert "Name: ranklist-scorer" in archive.read(f"{info}/METADATA").decode()
     for needed in (

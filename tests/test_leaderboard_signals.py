@@ -3,6 +3,7 @@ parent is busy, workers that die with their parent, and no temporary file left b
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -99,3 +100,61 @@ def test_workers_die_with_their_parent(tmp_path: Path) -> None:
         assert wait_for(lambda: not alive(worker), seconds=10.0), "the worker outlived its parent"
     finally:
         parent.kill()
+
+
+def interrupted_when(reached: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """`scorer leaderboard score --json` on the demo, sent Ctrl-C (SIGINT) the moment it has
+    `reached` "imports" (polars is being loaded) or "workers" (a worker has loaded it)."""
+    demo = tmp_path / "demo"
+    made = subprocess.run(
+        [sys.executable, "-m", "scorer", "leaderboard", "demo", str(demo)],
+        capture_output=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert made.returncode == 0
+    command = [
+        sys.executable,
+        "-m",
+        "scorer",
+        "leaderboard",
+        "score",
+        str(demo / "manifest.csv"),
+        "--solution",
+        str(demo / "solution.csv"),
+        "--db",
+        str(demo / "b.db"),
+        "--json",
+    ]
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+    def there() -> bool:
+        if reached == "imports":
+            return "polars" in Path(f"/proc/{process.pid}/maps").read_text()
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+        # a worker that has loaded polars: started, and judging (the instant a worker is
+        # started, Ctrl-C is ignored, so that the worker starts ignoring it)
+        return any("polars" in Path(f"/proc/{pid}/maps").read_text() for pid in children)
+
+    assert wait_for(there), f"never reached {reached}"
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+@pytest.mark.parametrize("reached", ["imports", "workers"])
+def test_ctrl_c_is_one_json_object_with_status_interrupted(reached: str, tmp_path: Path) -> None:
+    """Issue 24: Ctrl-C while the modules load gave a bare traceback, and workers printed
+    theirs; every interrupted outcome is one JSON object, exit 130, and nothing on stderr."""
+    done = interrupted_when(reached, tmp_path)
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    printed = json.loads(done.stdout)
+    assert (printed["status"], printed["error"]["code"]) == ("interrupted", "interrupted")
+    assert printed["command"] == "leaderboard score"
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr

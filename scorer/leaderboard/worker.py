@@ -13,10 +13,9 @@ Several workers share the cores: each is started with `POLARS_MAX_THREADS` set t
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import multiprocessing
 import os
+import pickle
 import shutil
 import signal
 import tempfile
@@ -36,6 +35,7 @@ from scorer.api import score as score_submission
 from scorer.competition import Competition, EmptyUsers
 from scorer.contract import Solution
 from scorer.errors import Failure, SubmissionError, error_object, size
+from scorer.leaderboard.processes import die_with, environment, no_ctrl_c
 from scorer.leaderboard.schema import Status
 from scorer.read import Limits
 from scorer.scoring import ScoreResult
@@ -99,10 +99,16 @@ def judge(task: Task, index: int, path: Path) -> Done:
 Judge = Callable[[Task, int, Path], Done]
 
 
-def _serve(conn: Connection, task: Task, judge: Judge) -> None:  # pragma: no cover - a worker
-    """A worker's life: judge each (index, path) received until told to stop (None)."""
+def _serve(conn: Connection, judge: Judge) -> None:  # pragma: no cover - a worker
+    """A worker's life: receive the task, then judge each (index, path) received until told
+    to stop (None). The task comes through the pipe, not with the start: starting is the
+    instant Ctrl-C is ignored (`no_ctrl_c`), and sending a solution takes much longer."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _die_with(os.getppid())
+    die_with(os.getppid())
+    try:
+        task: Task = conn.recv()
+    except (EOFError, OSError, pickle.UnpicklingError):  # the parent stopped while sending
+        return
     while True:
         try:
             job = conn.recv()
@@ -111,27 +117,6 @@ def _serve(conn: Connection, task: Task, judge: Judge) -> None:  # pragma: no co
         if job is None:
             return
         conn.send(judge(task, *job))
-
-
-def _die_with(parent: int) -> None:  # pragma: no cover - a worker
-    """End this worker the moment its parent is gone (`kill -9` included): only the parent
-    watches its memory and time. Linux kills it with the parent (`PR_SET_PDEATHSIG`); a
-    thread that sees it adopted by another process ends it elsewhere, and closes the race
-    of a parent that died before the first line ran."""
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-    def orphaned() -> None:
-        while os.getppid() == parent:
-            time.sleep(ORPHAN_POLL)
-        os._exit(1)
-
-    threading.Thread(target=orphaned, daemon=True).start()
-
-
-#: How often a worker checks that its parent is alive, in seconds.
-ORPHAN_POLL = 0.2
 
 
 @dataclass
@@ -277,15 +262,16 @@ class Workers:
 
     def _start(self) -> _Slot:
         parent, child = self._context.Pipe()
-        process = self._context.Process(
-            target=_serve, args=(child, self.task, self._judge), daemon=True
-        )
+        process = self._context.Process(target=_serve, args=(child, self._judge), daemon=True)
         temporary = Path(tempfile.mkdtemp(prefix="scorer-worker-"))
         # read by polars when the worker imports it; TMPDIR by every temporary file it makes
-        with _environment({**self.environment, "TMPDIR": str(temporary)}):
+        with environment({**self.environment, "TMPDIR": str(temporary)}), no_ctrl_c():
             process.start()
         child.close()
-        return _Slot(process, parent, temporary)
+        slot = _Slot(process, parent, temporary)
+        with contextlib.suppress(OSError):  # it died at once: `_watch` replaces it
+            parent.send(self.task)
+        return slot
 
     def _collect(self, slot: _Slot) -> Done | None:
         """The verdict a worker sent, or a failure if it died instead."""
@@ -375,19 +361,3 @@ def threads(workers: int, available: int | None = None) -> dict[str, str]:
         return {}
     share = max(1, (available if available is not None else cores()) // workers)
     return {POLARS_THREADS: str(share)}
-
-
-@contextlib.contextmanager
-def _environment(extra: dict[str, str]) -> Iterator[None]:
-    """This process's environment with `extra` added, for the processes started meanwhile
-    (a spawned worker inherits the environment it is started with)."""
-    saved = {name: os.environ.get(name) for name in extra}
-    os.environ.update(extra)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
