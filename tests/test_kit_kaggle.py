@@ -319,3 +319,14 @@ def test_the_kit_builds_for_another_competition_and_scores_as_scorer(
             found = metric.score(rows.reset_index(drop=True), part.reset_index(drop=True), user)
             assert found == (0.0 if path else value)
     assert math.isfinite(expected.public or math.nan)
+
+
+def test_a_cell_that_is_no_text_is_judged_as_text(tmp_path: Path) -> None:
+    """A frame cell holding a list (no CSV makes one, a pandas frame can): judged as its
+    text, a broken row like any other, never an error of the metric."""
+    metric = metric_for(Competition(k=2), tmp_path)
+    solution = pd.DataFrame({"user_id": [7], "edition_ids": ["1 2"]})
+    submission = pd.DataFrame({"user_id": [7], "edition_ids": [[1, 2]]})
+    with pytest.raises(metric.ParticipantVisibleError) as info:
+        metric.score(solution, submission, "user_id")
+    assert str(info.value) == kaggle.ROW_PROBLEMS

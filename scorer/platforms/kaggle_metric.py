@@ -254,6 +254,8 @@ def _text(value: object, user: bool) -> str:
     """A cell as the text it was written as. pandas reads a column of numbers as integers, or
     as floats once a cell is empty: an empty cell is empty text, and a whole float of a list
     cell (a user with one id) the integer it was; a user id written as a float stays one."""
+    if isinstance(value, (list, tuple, dict, set, np.ndarray)):  # no cell of a CSV file
+        return str(value)
     if value is None or (not isinstance(value, str) and bool(pd.isna(value))):  # type: ignore[call-overload]
         return ""
     if isinstance(value, (bool, np.bool_)):
