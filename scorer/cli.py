@@ -26,6 +26,7 @@ from scorer.read.files import READABLE
 from scorer.schemas import COMMANDS
 from scorer.schemas import schema as schema_of
 from scorer.scoring import ScoreResult
+from scorer.serve.cli import serve_app
 from scorer.shell import (
     HOST,
     REJECTED,
@@ -53,6 +54,7 @@ app = typer.Typer(
 
 app.add_typer(board_app, name="leaderboard")
 app.add_typer(platforms_app)
+app.add_typer(serve_app, name="serve")
 
 
 def _version(asked: bool) -> None:

@@ -32,13 +32,16 @@ def envelope(command: str, status: Status, payload: dict[str, Any]) -> dict[str,
     }
 
 
-#: The commands that hold commands (`scorer leaderboard score`), as scorer/cli.py adds them.
-GROUPS = ("leaderboard",)
+#: The commands that hold commands (`scorer leaderboard score`, `scorer serve team add`), as
+#: scorer/cli.py adds them.
+GROUPS = ("leaderboard", "serve", "team")
 
 
 def command_of(argv: list[str]) -> str:
     """The command a command line runs, as typed after `scorer` (`leaderboard score`)."""
-    words = argv[:2] if argv[:1] and argv[0] in GROUPS else argv[:1]
+    words = argv[:1]
+    while words and words[-1] in GROUPS and len(argv) > len(words):
+        words.append(argv[len(words)])
     return " ".join(word for word in words if not word.startswith("-"))
 
 

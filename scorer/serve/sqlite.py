@@ -137,3 +137,19 @@ class SqliteStore:
     def status_of(self, id: int) -> Status:
         row = self._db().execute("SELECT status FROM submissions WHERE id = ?", (id,)).fetchone()
         return Status(row[0])
+
+    def revoke_team(self, name: str, now: datetime) -> bool:
+        """Revoke a team's token (its submissions stay); whether a team had that name."""
+        with self._write() as db:
+            changed = db.execute("UPDATE teams SET revoked = 1 WHERE name = ?", (name,)).rowcount
+            if changed:
+                db.execute(
+                    "INSERT INTO audit (at, event, detail) VALUES (?, 'team_revoked', ?)",
+                    (now.isoformat(), name),
+                )
+        return bool(changed)
+
+    def teams(self) -> list[tuple[str, bool]]:
+        """Every team, by name, and whether its token is revoked."""
+        rows = self._db().execute("SELECT name, revoked FROM teams ORDER BY name").fetchall()
+        return [(str(name), bool(revoked)) for name, revoked in rows]

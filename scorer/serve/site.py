@@ -1,0 +1,155 @@
+"""A competition server's folder: its settings, the organiser's files, the store, the uploads.
+
+`scorer serve init DIR` makes one; every other `scorer serve` command opens it. The folder
+holds the hidden solution, so it and everything in it are the organiser's alone (0700).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import os
+import shutil
+import sqlite3
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from scorer.competition import LOST_ITEMS, Competition
+from scorer.contract import read_solution, read_targets
+from scorer.errors import UsageError
+from scorer.leaderboard.names import name_issues, normal
+from scorer.serve.sqlite import SqliteStore
+from scorer.serve.store import Limits
+from scorer.serve.tokens import digest, new_token
+
+#: The folder's files.
+SETTINGS, STORE, UPLOADS = "settings.json", "store.sqlite", "uploads"
+SOLUTION, TARGETS, COMPETITION = "solution.csv", "targets.csv", "competition.toml"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What `init` was told: the competition's title, limits, picks and times (UTC)."""
+
+    title: str
+    daily_limit: int | None = 5
+    rejected_limit: int | None = 20
+    total_limit: int | None = None
+    picks: int = 2
+    freeze: str | None = None
+    end: str | None = None
+    admin_sha256: str = ""
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(self.daily_limit, self.rejected_limit, self.total_limit)
+
+
+def moment(value: str | None, option: str) -> str | None:
+    """An ISO 8601 time as UTC text; a time without a zone is taken as UTC."""
+    if value is None:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise UsageError(
+            f"{option} {value!r}: expected an ISO 8601 time, 2027-02-01T18:00Z"
+        ) from None
+    when = when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+    return when.astimezone(dt.UTC).isoformat()
+
+
+def init(
+    folder: Path,
+    solution: Path,
+    *,
+    targets: Path | None = None,
+    competition: Path | None = None,
+    settings: Settings,
+) -> str:
+    """Make a server's folder, the organiser's files checked and copied in; the admin token,
+    which is stored only as its hash and shown this once."""
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise UsageError(f"{folder}: not a new or empty folder")
+    rules = LOST_ITEMS if competition is None else Competition.load(competition)
+    truth = read_solution(solution, competition=rules)  # a broken solution: refused here
+    users = truth.written_targets
+    if targets is not None:
+        listed = read_targets(targets, competition=rules)
+        if set(listed.to_list()) != set(users.to_list()):
+            raise UsageError(f"{targets}: its users are not the solution's target users")
+    if settings.freeze and settings.end and settings.freeze > settings.end:
+        raise UsageError(f"--freeze {settings.freeze} is after --end {settings.end}")
+    token = new_token()
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o700)  # the hidden solution lives here
+    try:
+        shutil.copyfile(solution, folder / SOLUTION)
+        os.chmod(folder / SOLUTION, 0o600)
+        if competition is not None:
+            shutil.copyfile(competition, folder / COMPETITION)
+        column = rules.columns.user
+        sorted_users = users.sort().to_list()  # an order that tells nothing of the split
+        text = "\n".join([column, *map(str, sorted_users)]) + "\n"
+        (folder / TARGETS).write_text(text, encoding="utf-8")
+        (folder / UPLOADS).mkdir()
+        stored = {**asdict(settings), "admin_sha256": digest(token)}
+        (folder / SETTINGS).write_text(json.dumps(stored, indent=2) + "\n", encoding="utf-8")
+        SqliteStore(folder / STORE, settings.limits)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return token
+
+
+def settings_of(folder: Path) -> Settings:
+    """A server folder's settings; a folder `init` did not make is a usage error."""
+    path = folder / SETTINGS
+    try:
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return Settings(**data)
+    except (OSError, ValueError, TypeError):
+        raise UsageError(f"{folder}: not a server folder (run `scorer serve init` first)") from None
+
+
+def store_of(folder: Path) -> SqliteStore:
+    return SqliteStore(folder / STORE, settings_of(folder).limits)
+
+
+def add_team(folder: Path, name: str, now: dt.datetime) -> str:
+    """Add a team; its token, stored only as its hash and shown this once."""
+    name = normal(name)
+    issues = name_issues(name, "the name") if name.strip() else []
+    if not name.strip():
+        raise UsageError("a team name may not be empty")
+    if issues:
+        raise UsageError(issues[0].message)
+    store, token = store_of(folder), new_token()
+    try:
+        store.add_team(name, digest(token), now)
+    except sqlite3.IntegrityError:
+        raise UsageError(f"{folder}: a team named {name!r} exists already") from None
+    return token
+
+
+def names_in(path: Path) -> list[str]:
+    """The teams of a CSV file with a `team` column, in its order."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            rows = list(csv.DictReader(handle))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise UsageError(f"{path}: cannot read the teams ({exc})") from None
+    if not rows or "team" not in rows[0]:
+        raise UsageError(f"{path}: expected a CSV file with a 'team' column")
+    return [row["team"] for row in rows]
+
+
+def write_tokens(path: Path, tokens: list[tuple[str, str]]) -> None:
+    """The teams' tokens as a CSV file to print as slips: only its owner may read it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["team", "token"])
+        writer.writerows(tokens)

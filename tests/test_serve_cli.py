@@ -1,0 +1,107 @@
+"""`scorer serve init` and `scorer serve team` (issue 24, first step): a server folder made
+from checked files, tokens shown once and stored only as their hash, teams added, revoked
+and listed."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from scorer.cli import app
+from scorer.envelope import command_of
+from scorer.serve import site
+from scorer.serve.tokens import digest
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTION = ROOT / "data" / "solution.csv"
+runner = CliRunner()
+
+
+def serve(*args: str | Path) -> object:
+    return runner.invoke(app, ["serve", *map(str, args)])
+
+
+def made(tmp_path: Path) -> tuple[Path, str]:
+    folder = tmp_path / "srv"
+    done = serve("init", folder, "--solution", SOLUTION, "--title", "Final", "--json")
+    assert done.exit_code == 0, done.output  # type: ignore[attr-defined]
+    return folder, json.loads(done.stdout)["admin_token"]  # type: ignore[attr-defined]
+
+
+def every_byte(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
+
+
+def test_init_makes_a_private_folder_and_shows_the_admin_token_once(tmp_path: Path) -> None:
+    folder, token = made(tmp_path)
+    assert len(token) >= 43  # 32 random bytes, URL-safe
+    settings = site.settings_of(folder)
+    assert (settings.title, settings.daily_limit, settings.picks) == ("Final", 5, 2)
+    assert settings.admin_sha256 == digest(token)
+    assert token.encode() not in every_byte(folder)  # only its hash is kept
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / site.SOLUTION).stat().st_mode) == 0o600
+    users = (folder / site.TARGETS).read_text().split()
+    assert users[0] == "user_id" and users[1:] == sorted(users[1:], key=int)  # tells no split
+
+
+def test_init_refuses_a_folder_in_use_and_a_broken_solution(tmp_path: Path) -> None:
+    folder, _ = made(tmp_path)
+    again = serve("init", folder, "--solution", SOLUTION)
+    assert again.exit_code == 2 and "not a new or empty folder" in again.stderr  # type: ignore[attr-defined]
+    broken = tmp_path / "broken.csv"
+    broken.write_text("user_id,edition_id,stage\n1,x,public\n")
+    refused = serve("init", tmp_path / "other", "--solution", broken)
+    assert refused.exit_code == 2  # type: ignore[attr-defined]
+    assert not (tmp_path / "other").exists()  # never half a folder
+    late = serve(
+        "init",
+        tmp_path / "t",
+        "--solution",
+        SOLUTION,
+        "--freeze",
+        "2027-03-01",
+        "--end",
+        "2027-02-01",
+    )
+    assert late.exit_code == 2 and "--freeze" in late.stderr  # type: ignore[attr-defined]
+
+
+def test_teams_get_tokens_stored_as_hashes_and_can_be_revoked(tmp_path: Path) -> None:
+    folder, _ = made(tmp_path)
+    added = serve("team", "add", folder, "alpha", "--json")
+    token = json.loads(added.stdout)["token"]  # type: ignore[attr-defined]
+    store = site.store_of(folder)
+    assert store.team_of(digest(token)) is not None
+    assert token.encode() not in every_byte(folder)
+    twice = serve("team", "add", folder, "alpha")
+    assert twice.exit_code == 2 and "exists already" in twice.stderr  # type: ignore[attr-defined]
+    hidden = serve("team", "add", folder, "al\u202epha")
+    assert hidden.exit_code == 2 and "invisible" in hidden.stderr  # type: ignore[attr-defined]
+    assert serve("team", "revoke", folder, "alpha").exit_code == 0  # type: ignore[attr-defined]
+    assert store.team_of(digest(token)) is None  # a revoked token opens nothing
+    listed = serve("team", "list", folder, "--json")
+    assert json.loads(listed.stdout) == [{"team": "alpha", "revoked": True}]  # type: ignore[attr-defined]
+
+
+def test_teams_from_a_csv_file_get_printable_slips(tmp_path: Path) -> None:
+    folder, _ = made(tmp_path)
+    teams = tmp_path / "teams.csv"
+    teams.write_text("team\nbeta\ngamma\n")
+    slips = tmp_path / "tokens.csv"
+    done = serve("team", "add", folder, "--from", teams, "--out", slips)
+    assert done.exit_code == 0, done.output  # type: ignore[attr-defined]
+    rows = [line.split(",") for line in slips.read_text().splitlines()]
+    assert [row[0] for row in rows] == ["team", "beta", "gamma"]
+    assert stat.S_IMODE(slips.stat().st_mode) == 0o600
+    store = site.store_of(folder)
+    assert all(store.team_of(digest(token)) is not None for _, token in rows[1:])
+
+
+def test_a_command_line_names_its_command() -> None:
+    assert command_of(["serve", "team", "add", "DIR", "x", "--json"]) == "serve team add"
+    assert command_of(["leaderboard", "score", "m.csv"]) == "leaderboard score"
+    assert command_of(["score", "s.csv", "--json"]) == "score"
