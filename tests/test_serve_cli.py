@@ -105,3 +105,14 @@ def test_a_command_line_names_its_command() -> None:
     assert command_of(["serve", "team", "add", "DIR", "x", "--json"]) == "serve team add"
     assert command_of(["leaderboard", "score", "m.csv"]) == "leaderboard score"
     assert command_of(["score", "s.csv", "--json"]) == "score"
+
+
+def test_the_title_is_the_competition_s_name_unless_given(tmp_path: Path) -> None:
+    hm = ROOT / "data" / "hm"
+    folder = tmp_path / "hm"
+    done = serve(
+        "init", folder, "--solution", hm / "solution.csv", "--competition", hm / "competition.toml"
+    )
+    assert done.exit_code == 0, done.output  # type: ignore[attr-defined]
+    assert site.settings_of(folder).title == "H&M-style"
+    assert (folder / site.COMPETITION).read_text() == (hm / "competition.toml").read_text()

@@ -44,7 +44,7 @@ def init(
     admin token, printed this once (only its hash is kept)."""
     with guarded("serve init", as_json):
         settings = site.Settings(
-            title=title or (competition.stem if competition else "lost items"),
+            title=title or "",  # the competition's name without it
             daily_limit=daily_limit,
             rejected_limit=rejected_limit,
             total_limit=total_limit,

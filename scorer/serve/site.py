@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import sqlite3
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,7 @@ def init(
         listed = read_targets(targets, competition=rules)
         if set(listed.to_list()) != set(users.to_list()):
             raise UsageError(f"{targets}: its users are not the solution's target users")
+    settings = replace(settings, title=settings.title or rules.name)
     if settings.freeze and settings.end and settings.freeze > settings.end:
         raise UsageError(f"--freeze {settings.freeze} is after --end {settings.end}")
     token = new_token()
