@@ -26,7 +26,7 @@ from scorer.read.files import READABLE
 from scorer.schemas import COMMANDS
 from scorer.schemas import schema as schema_of
 from scorer.scoring import ScoreResult
-from scorer.serve.cli import serve_app
+from scorer.serve.cli import serve_app, submit
 from scorer.shell import (
     HOST,
     REJECTED,
@@ -55,6 +55,7 @@ app = typer.Typer(
 app.add_typer(board_app, name="leaderboard")
 app.add_typer(platforms_app)
 app.add_typer(serve_app, name="serve")
+app.command()(submit)
 
 
 def _version(asked: bool) -> None:

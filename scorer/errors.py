@@ -268,6 +268,7 @@ class Failure(StrEnum):
     TIMED_OUT = "timed_out"  # its worker went over the time limit
     WORKER_DIED = "worker_died"  # its worker ended without a verdict (a signal, an abort)
     SOLUTION_MISMATCH = "solution_mismatch"  # exit 2: a leaderboard run stopped (wrong solution?)
+    SERVER_REFUSED = "server_refused"  # exit 2: `submit`: the server said no (token, limit, end)
 
 
 def error_object(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
@@ -123,6 +124,9 @@ class Isolation:
     #: How one submission is judged: `worker.judge`, or a stand-in (a module-level function,
     #: so that a spawned worker can import it) in the tests.
     judge: Judge = judge
+    #: Set, it stops the run within `worker.POLL` seconds (`worker.Cancelled`): a server
+    #: stopping. The run stays unfinished, as after a kill; its verdicts are kept.
+    cancel: threading.Event | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.workers < 0 or self.budget < 1 or self.timeout <= 0:
@@ -141,6 +145,7 @@ def score_entries(
     force: bool = False,
     isolation: Isolation | None = None,
     retry_failed: bool = False,
+    content_hashes: Sequence[str] | None = None,
 ) -> BatchResult:
     """Score each submission whose content, solution, scorer version or options changed since
     its stored verdict; reuse the rest. One broken file never stops the batch: it is recorded
@@ -153,7 +158,11 @@ def score_entries(
 
     The boards change only when the run finishes. Under a solution other than the shown
     boards', the run stops (`SolutionMismatch`, nothing kept) as soon as more than half of
-    the log is rejected for missing or unknown users, unless `force`."""
+    the log is rejected for missing or unknown users, unless `force`.
+
+    `content_hashes`: each entry's sha256, when the caller knows it for files that never change (a
+    server's uploads, written once): the files are then not hashed again to find the cached
+    verdicts; a fresh one is still judged from a private copy, hashed as it is made."""
     # The empty-user rule: the competition's, unless `no_lost` overrides it.
     policy = competition.empty_users if no_lost is None else EmptyUsers.of(no_lost)
     isolation = isolation if isolation is not None else Isolation()
@@ -188,7 +197,7 @@ def score_entries(
 
     if progress is not None:
         progress(0, len(entries), None)
-    hashed = hashes(entries, limits)
+    hashed = iter(content_hashes) if content_hashes is not None else hashes(entries, limits)
     for index, (entry, content) in enumerate(zip(entries, hashed, strict=True)):
         if entry.refusal is not None:  # a link out of its team's folder, a pipe: never opened
             continue
@@ -274,6 +283,7 @@ def _judged(
         budget=isolation.budget,
         timeout=isolation.timeout,
         judge=isolation.judge,
+        cancel=isolation.cancel,
     ) as pool:
         yield from pool.judge(jobs)
 

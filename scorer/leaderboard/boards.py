@@ -176,9 +176,20 @@ def load(
         return build(store, Phase(phase), resamples=resamples, seed=seed)
 
 
-def build(store: Store, phase: Phase, *, resamples: int = RESAMPLES, seed: int = SEED) -> Boards:
+def build(
+    store: Store,
+    phase: Phase,
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    before: datetime | None = None,
+) -> Boards:
+    """The boards of the shown run; with `before`, of the submissions made before that
+    moment only (a frozen board: what was submitted after the freeze is not on it)."""
     shown = store.published()
     records = store.records(private=phase is Phase.FINAL)
+    if before is not None:
+        records = [r for r in records if r.submitted_at < before]
     scored = [r for r in records if r.status == Status.SCORED and r.public is not None]
     by_team: dict[str, list[Record]] = {}
     for record in scored:

@@ -81,7 +81,14 @@ def page(boards: Boards, heading: str, now: datetime | None = None) -> str:
     ]
     if boards.stale is not None:
         body.append(f'<p class="stale" role="status">{escape(stale(boards))}</p>')
-    body += [
+    body += boards_html(boards)
+    return document(f"{heading} ({boards.phase} phase)", body)
+
+
+def boards_html(boards: Boards) -> list[str]:
+    """The boards' part of a page: the legend, each board, the notes (the server's page
+    shows them too)."""
+    return [
         '<div class="legend" id="legend">',
         f'<span><span class="swatch"></span>Shaded row: a statistical tie, {escape(TIE)}.</span>',
         "<span>Chart: the team's score (dot) and its 95% interval (bar), on the board's "
@@ -97,6 +104,10 @@ def page(boards: Boards, heading: str, now: datetime | None = None) -> str:
         ],
         "</section>",
     ]
+
+
+def document(title_text: str, body: list[str], style: str = "") -> str:
+    """A complete HTML document: inline CSS (the boards' and `style`), no script."""
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -104,8 +115,8 @@ def page(boards: Boards, heading: str, now: datetime | None = None) -> str:
             "<head>",
             '<meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{escape(heading)} ({escape(str(boards.phase))} phase)</title>",
-            f"<style>{_STYLE}</style>",
+            f"<title>{escape(title_text)}</title>",
+            f"<style>{_STYLE}{style}</style>",
             "</head>",
             "<body>",
             *body,

@@ -131,12 +131,24 @@ class _Slot:
     killed: tuple[Failure, str] | None = None  # why the watchdog killed it
 
 
+class Cancelled(Exception):
+    """`Workers.judge` stopped because its `cancel` event was set (a server stopping)."""
+
+
 class Workers:
     """A fixed number of worker processes judging submissions under a memory budget (bytes of
-    resident memory each) and a time limit (seconds a submission)."""
+    resident memory each) and a time limit (seconds a submission). Setting `cancel` stops
+    `judge` within `POLL` seconds (`Cancelled`); the workers stop with the pool."""
 
     def __init__(
-        self, task: Task, *, workers: int, budget: int, timeout: float, judge: Judge = judge
+        self,
+        task: Task,
+        *,
+        workers: int,
+        budget: int,
+        timeout: float,
+        judge: Judge = judge,
+        cancel: threading.Event | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers = {workers}; expected at least 1")
@@ -145,6 +157,7 @@ class Workers:
         self.workers = workers
         self.budget = budget
         self.timeout = timeout
+        self.cancel = cancel
         self._context = multiprocessing.get_context("spawn")
         self._slots: list[_Slot] = []
         #: Held while a job is handed out and while the watchdog judges a worker's limits.
@@ -178,6 +191,8 @@ class Workers:
                 if not busy:
                     return
                 ready = wait([slot.conn for slot in busy], timeout=POLL)
+                if self.cancel is not None and self.cancel.is_set():
+                    raise Cancelled
                 verdicts: list[Done] = []
                 for slot in busy:
                     done = self._collect(slot) if slot.conn in ready else self._watch(slot)

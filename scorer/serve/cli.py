@@ -1,5 +1,5 @@
-"""`scorer serve`: make a competition server's folder and its teams (first version: the web
-app that takes uploads is the next step of issue 24)."""
+"""`scorer serve`: make a competition server's folder and its teams, run the server, export
+its submissions as a leaderboard log."""
 
 from __future__ import annotations
 
@@ -10,11 +10,15 @@ from typing import Annotated
 
 import typer
 
-from scorer.errors import UsageError
+from scorer.errors import UsageError, size
+from scorer.leaderboard.manifest import MAX_SELECTED
+from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT
 from scorer.serve import site
-from scorer.shell import CompetitionFile, guarded
+from scorer.shell import CompetitionFile, emit, guarded
 
-serve_app = typer.Typer(help="A competition server: its folder, its teams.", no_args_is_help=True)
+serve_app = typer.Typer(
+    help="A competition server: its folder, its teams, the server itself.", no_args_is_help=True
+)
 team_app = typer.Typer(help="The teams of a server folder.", no_args_is_help=True)
 serve_app.add_typer(team_app, name="team")
 
@@ -35,7 +39,9 @@ def init(
     daily_limit: Annotated[int, typer.Option(min=1, help="Scored uploads a team a UTC day.")] = 5,
     rejected_limit: Annotated[int, typer.Option(min=1, help="Rejected uploads a team.")] = 20,
     total_limit: Annotated[int | None, typer.Option(min=1, help="Uploads a team in all.")] = None,
-    picks: Annotated[int, typer.Option(min=1, help="Submissions a team selects.")] = 2,
+    picks: Annotated[
+        int, typer.Option(min=1, max=MAX_SELECTED, help="Submissions a team selects.")
+    ] = MAX_SELECTED,
     freeze: Annotated[str | None, typer.Option(help="When the public board freezes (ISO).")] = None,
     end: Annotated[str | None, typer.Option(help="When uploads end (ISO, UTC).")] = None,
     as_json: AsJson = False,
@@ -115,3 +121,114 @@ def team_list(folder: Folder, as_json: AsJson = False) -> None:
         return
     for team, revoked in teams:
         typer.echo(f"{team}{' (revoked)' if revoked else ''}")
+
+
+@serve_app.command()
+def run(
+    folder: Folder,
+    host: Annotated[str, typer.Option(help="The address to listen on (loopback only).")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[int, typer.Option(min=0, max=65535, help="The port to listen on.")] = 8000,
+    workers: Annotated[
+        int, typer.Option(metavar="N", min=1, help="Worker processes scoring uploads.")
+    ] = 1,
+    max_memory: Annotated[
+        int,
+        typer.Option(
+            metavar="BYTES",
+            min=1 << 20,
+            show_default=size(DEFAULT_BUDGET),
+            help="Memory budget of one submission; past it, it fails (out_of_memory).",
+        ),
+    ] = DEFAULT_BUDGET,
+    timeout: Annotated[
+        float,
+        typer.Option(metavar="SECONDS", min=0.001, help="Time a submission may take to score."),
+    ] = DEFAULT_TIMEOUT,
+    max_upload: Annotated[
+        int,
+        typer.Option(metavar="BYTES", min=1, show_default="1 GiB", help="The largest upload."),
+    ] = 1 << 30,
+) -> None:
+    """Serve the competition: the page, the API under /api/v1, and the scoring of uploads.
+    Stops cleanly on Ctrl-C or SIGTERM; queued uploads are scored at the next start, after
+    any stop (kill -9 included)."""
+    with guarded("serve run", False):
+        try:
+            import uvicorn
+
+            from scorer.serve.app import build
+            from scorer.serve.server import Server
+        except ImportError as exc:
+            raise UsageError(
+                f"scorer serve run needs the server's packages ({exc.name} is missing): "
+                "pip install 'ranklist-scorer[serve]'"
+            ) from None
+        server = Server(
+            folder, workers=workers, budget=max_memory, timeout=timeout, max_upload=max_upload
+        )
+        app = build(folder, server)
+    config = uvicorn.Config(
+        app, host=host, port=port, server_header=False, date_header=True, log_level="info"
+    )
+    uvicorn.Server(config).run()
+
+
+@serve_app.command()
+def export(
+    folder: Folder,
+    out: Annotated[Path, typer.Option(metavar="DIR", help="A new folder for the log.")],
+    as_json: AsJson = False,
+) -> None:
+    """Write the server's submissions as a leaderboard log (OUT/manifest.csv and the files):
+    `scorer leaderboard score` on it gives the server's boards."""
+    from scorer.serve.export import MANIFEST
+    from scorer.serve.export import export as write
+
+    with guarded("serve export", as_json):
+        count = write(folder, out)
+    if as_json:
+        typer.echo(
+            json.dumps({"status": "ok", "submissions": count, "manifest": str(out / MANIFEST)})
+        )
+    else:
+        typer.echo(f"Wrote {count} submissions and {out / MANIFEST}")
+
+
+def submit(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="The submission to upload.")],
+    server: Annotated[str, typer.Option(metavar="URL", help="The server's address.")],
+    token: Annotated[
+        str, typer.Option(metavar="TOKEN", envvar="SCORER_TOKEN", help="Your team's token.")
+    ],
+    wait: Annotated[
+        float, typer.Option(metavar="SECONDS", min=0, help="How long to wait for the verdict.")
+    ] = 600.0,
+    as_json: AsJson = False,
+) -> None:
+    """Check a submission against the server's rules and targets, upload it, and print its
+    verdict: the public score, or the same report as `scorer validate`. Exit 0 when it is
+    scored or still queued, 1 when it is rejected, 2 when the server refuses it."""
+    from scorer.serve.client import submit as send
+
+    with guarded("submit", as_json):
+        verdict = send(file, server, token, wait)
+        if verdict.status == "failed":
+            raise UsageError(
+                f"submission {verdict.submission['id']} failed on the server: "
+                f"{(verdict.submission.get('report') or {}).get('message', '')}"
+            )
+    entry = verdict.submission
+    if as_json:
+        emit("submit", {"submission": entry})
+        return
+    left = entry.get("remaining_today")
+    quota = f"{left} uploads left today" if left is not None else "no daily limit"
+    if verdict.status == "scored":
+        typer.echo(
+            f"{file.name}: scored, public score {entry['public_score']:.6f} "
+            f"(submission {entry['id']}; {quota}, next slot {entry.get('next_slot')})"
+        )
+    else:
+        typer.echo(f"{file.name}: {verdict.status} (submission {entry['id']}); ask again later")

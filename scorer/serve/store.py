@@ -1,11 +1,13 @@
-"""The `Store` interface every store implements (SQLite now, PostgreSQL in issue 25)."""
+"""The `Store` interface every store implements (SQLite now, PostgreSQL in issue 25), and the
+rules of the limits, which are the same for every store."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class Status(StrEnum):
@@ -18,6 +20,20 @@ class Status(StrEnum):
     FAILED = "failed"
 
 
+#: The verdicts that end a submission's life.
+FINAL = frozenset({Status.SCORED, Status.REJECTED, Status.FAILED})
+
+
+class Counted(StrEnum):
+    """Which limit a submission counts toward. An upload counts toward the day from the
+    moment it is accepted until its verdict: scored, it stays there; rejected, or failed
+    because of its own file (out of memory or time), it moves to the rejected limit; failed
+    because of the server, it counts toward nothing (`None`: refunded)."""
+
+    DAILY = "daily"
+    REJECTED = "rejected"
+
+
 @dataclass(frozen=True)
 class Limits:
     """The organiser's limits a team's uploads are counted against (None: no limit)."""
@@ -28,13 +44,36 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Quota:
+    """What a team may still upload: `remaining_today` (None: no daily limit), when its next
+    slot opens (`next_slot`: now when one is open, None when none ever will), and the limit
+    that refuses an upload now (`limit`, None when one is accepted)."""
+
+    remaining_today: int | None
+    next_slot: datetime | None
+    limit: str | None = None
+
+    @classmethod
+    def of(cls, limits: Limits, now: datetime, today: int, rejected: int, total: int) -> Quota:
+        """The quota of a team that has `today` uploads counted toward this UTC day,
+        `rejected` toward the rejected limit and `total` in all."""
+        left = None if limits.daily is None else max(0, limits.daily - today)
+        if limits.rejected is not None and rejected >= limits.rejected:
+            return cls(left, None, "rejected_limit")
+        if limits.total is not None and total >= limits.total:
+            return cls(left, None, "total_limit")
+        if left == 0:
+            return cls(0, next_day(now), "daily_limit")
+        return cls(left, now)
+
+
+@dataclass(frozen=True)
 class Decision:
-    """What `accept_upload` decided: the new submission's id, or the limit that refused it."""
+    """What `accept_upload` decided: the new submission's id (None when a limit refused it)
+    and the team's quota after it."""
 
     id: int | None
-    limit: str | None = None
-    remaining: int = 0
-    next_slot: datetime | None = None
+    quota: Quota
 
 
 def day_start(now: datetime) -> datetime:
@@ -43,13 +82,47 @@ def day_start(now: datetime) -> datetime:
 
 
 def next_day(now: datetime) -> datetime:
-    """When a team refused by the daily limit may upload again."""
+    """When a team refused by the daily limit may upload again: the next UTC midnight."""
     return day_start(now) + timedelta(days=1)
 
 
-#: The tables: times as ISO 8601 UTC text, the audit table only ever inserted into. Plain
-#: SQL but for the ids: SQLite numbers an `INTEGER PRIMARY KEY` itself, and the PostgreSQL
-#: store (issue 25) will declare them `GENERATED ALWAYS AS IDENTITY`.
+@dataclass(frozen=True)
+class Team:
+    id: int
+    name: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One submission as the store holds it. `path`: the file, relative to the server's
+    folder; `name`: what the boards and reports call it (`submissions/<id><suffix>`)."""
+
+    id: int
+    team: str
+    submitted_at: datetime
+    sha256: str
+    size: int
+    path: str
+    suffix: str
+    status: Status
+    public_score: float | None
+    report: dict[str, Any] | None
+    selected: bool
+    counted: Counted | None
+
+    @property
+    def name(self) -> str:
+        return f"submissions/{self.id}{self.suffix}"
+
+
+def report_text(report: dict[str, Any] | None) -> str | None:
+    return None if report is None else json.dumps(report, sort_keys=True)
+
+
+#: The tables: times as ISO 8601 UTC text. The audit log is append-only: its triggers refuse
+#: any change or removal. Plain SQL but for the ids: SQLite numbers an `INTEGER PRIMARY KEY`
+#: itself, and the PostgreSQL store (issue 25) will declare them `GENERATED ALWAYS AS
+#: IDENTITY`.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS teams (
     id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
@@ -57,20 +130,24 @@ CREATE TABLE IF NOT EXISTS teams (
 CREATE TABLE IF NOT EXISTS submissions (
     id INTEGER PRIMARY KEY, team INTEGER NOT NULL REFERENCES teams(id),
     submitted_at TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL,
-    path TEXT NOT NULL, status TEXT NOT NULL, public_score DOUBLE PRECISION,
-    report TEXT, counted_as TEXT);
+    path TEXT NOT NULL, suffix TEXT NOT NULL, status TEXT NOT NULL,
+    public_score DOUBLE PRECISION, report TEXT, counted TEXT, finished_at TEXT);
 CREATE INDEX IF NOT EXISTS submissions_team ON submissions(team, submitted_at);
+CREATE INDEX IF NOT EXISTS submissions_status ON submissions(status);
 CREATE TABLE IF NOT EXISTS picks (
     team INTEGER NOT NULL REFERENCES teams(id),
     submission INTEGER NOT NULL REFERENCES submissions(id), PRIMARY KEY (team, submission));
-CREATE TABLE IF NOT EXISTS admin_actions (
-    id INTEGER PRIMARY KEY, at TEXT NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY, at TEXT NOT NULL, event TEXT NOT NULL, detail TEXT NOT NULL);
+CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 """
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class Job:
     """A submission a worker claimed: it is `scoring` until `finish_job`."""
 
@@ -79,21 +156,59 @@ class Job:
     path: str
 
 
+class PickError(ValueError):
+    """Picks the store refused: `code` says why (`not_yours`, `not_scored`, `too_many`)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class Store(Protocol):
-    """What the web app and the workers ask of a store; each method is one transaction."""
+    """What the web app and the scoring loop ask of a store; each method is one transaction."""
+
+    limits: Limits
 
     def add_team(self, name: str, token_sha256: str, now: datetime) -> int: ...
 
-    def team_of(self, token_sha256: str) -> int | None: ...
+    def team_of(self, token_sha256: str) -> Team | None: ...
+
+    def revoke_team(self, name: str, now: datetime) -> bool: ...
+
+    def teams(self) -> list[tuple[str, bool]]: ...
+
+    def quota(self, team: int, now: datetime) -> Quota: ...
 
     def accept_upload(
-        self, team: int, now: datetime, sha256: str, size: int, path: str
+        self, team: int, now: datetime, sha256: str, size: int, path: str, suffix: str = ""
     ) -> Decision: ...
 
-    def claim_job(self) -> Job | None: ...
+    def refuse_upload(self, team: int, now: datetime, detail: dict[str, Any]) -> None: ...
+
+    def claim_jobs(self, now: datetime) -> list[Job]: ...
 
     def finish_job(
-        self, id: int, status: Status, public_score: float | None, report: str | None
-    ) -> None: ...
+        self,
+        id: int,
+        status: Status,
+        public_score: float | None,
+        report: dict[str, Any] | None,
+        counted: Counted | None,
+        now: datetime,
+    ) -> bool: ...
 
     def requeue_stale(self) -> int: ...
+
+    def entry(self, id: int) -> Entry | None: ...
+
+    def entries(self, team: int | None = None) -> list[Entry]: ...
+
+    def set_picks(self, team: int, ids: list[int], most: int, now: datetime) -> list[int]: ...
+
+    def reveal(self, now: datetime) -> str: ...
+
+    def revealed(self) -> str | None: ...
+
+    def log(self, now: datetime, event: str, detail: dict[str, Any]) -> None: ...
+
+    def audit(self) -> list[dict[str, Any]]: ...

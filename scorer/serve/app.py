@@ -1,0 +1,221 @@
+"""The server's ASGI app: the JSON API under `/api/v1` and the page (`pages`). A thin layer: it
+reads a request, asks the store or the boards, and answers; scoring is the loop's (`jobs`).
+
+Every answer before the reveal is built from public figures only: the boards of the public
+phase read no private score, and no route reads one before `POST /admin/reveal`."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+
+from scorer.leaderboard.boards import Phase, iso
+from scorer.leaderboard.render import render
+from scorer.serve.server import ServeError, Server, utc
+from scorer.serve.store import Entry, PickError, Quota
+from scorer.serve.uploads import UploadError, receive, too_large
+
+
+def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
+    """The one error shape of every route: the `error` object of the CLI's `--json`."""
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    body = {"status": "error", "error": {"code": code, "message": message, **extra}, **extra}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def quota_dict(quota: Quota) -> dict[str, Any]:
+    return {
+        "remaining_today": quota.remaining_today,
+        "next_slot": None if quota.next_slot is None else iso(quota.next_slot),
+    }
+
+
+def entry_dict(entry: Entry) -> dict[str, Any]:
+    """A submission as its team sees it: no private figure, ever."""
+    data: dict[str, Any] = {
+        "id": entry.id,
+        "status": str(entry.status),
+        "submitted_at": iso(entry.submitted_at),
+        "sha256": entry.sha256,
+        "size": entry.size,
+        "selected": entry.selected,
+    }
+    if entry.public_score is not None:
+        data["public_score"] = entry.public_score
+    if entry.report is not None:
+        data["report"] = entry.report
+    return data
+
+
+def bearer(request: Request) -> str | None:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def api(server: Server) -> list[Route]:
+    """The routes of `/api/v1`."""
+
+    async def call(function: Callable[..., Any], *args: Any) -> Any:
+        return await run_in_threadpool(function, *args)
+
+    async def competition(request: Request) -> Response:
+        return JSONResponse(await call(server.competition_dict))
+
+    async def targets(request: Request) -> Response:
+        return Response(server.targets_bytes(), media_type="text/csv; charset=utf-8")
+
+    async def upload(request: Request) -> Response:
+        team = await call(server.team, bearer(request))
+        now = utc()
+        await call(server.may_upload, team, now)
+        length = request.headers.get("content-length", "")
+        if length.isdigit() and int(length) > server.max_upload + 65536:
+            refusal = too_large(server.max_upload)
+            await call(server.refused, team, now, refusal.code)
+            return error(413, refusal.code, refusal.message)
+        try:
+            stored = await receive(
+                request.headers.get("content-type", ""),
+                request.stream(),
+                server.folder,
+                server.uploads,
+                server.max_upload,
+            )
+        except UploadError as exc:
+            await call(server.refused, team, now, exc.code)
+            return error(exc.status, exc.code, exc.message)
+        ident, quota = await call(server.accept, team, now, stored)
+        return JSONResponse({"id": ident, "status": "queued", **quota_dict(quota)}, 202)
+
+    async def submissions(request: Request) -> Response:
+        team = await call(server.team, bearer(request))
+        entries, quota = await call(server.entries_of, team)
+        return JSONResponse({"submissions": [entry_dict(e) for e in entries], **quota_dict(quota)})
+
+    async def one(request: Request) -> Response:
+        team = await call(server.team, bearer(request))
+        text = request.path_params["id"]
+        entry = await call(server.entry_of, team, int(text) if text.isdigit() else -1)
+        quota = await call(server.store.quota, team.id, utc())
+        return JSONResponse({**entry_dict(entry), **quota_dict(quota)})
+
+    async def picks(request: Request) -> Response:
+        team = await call(server.team, bearer(request))
+        try:
+            body = await request.json()
+            ids = body["ids"]
+            if not isinstance(ids, list) or not all(type(i) is int for i in ids):
+                raise TypeError
+        except (ValueError, TypeError, KeyError):
+            return error(400, "bad_picks", 'expected a JSON body {"ids": [submission ids]}')
+        chosen = await call(server.pick, team, ids)
+        return JSONResponse({"ids": chosen, "picks": server.settings.picks})
+
+    async def leaderboard(request: Request) -> Response:
+        phase = request.query_params.get("phase", "public")
+        if phase not in ("public", "final"):
+            return error(400, "bad_phase", "phase: expected public or final")
+        boards = await call(server.boards, Phase(phase))
+        return Response(render(boards, "json"), media_type="application/json")
+
+    async def add_team(request: Request) -> Response:
+        await call(server.admin, bearer(request))
+        try:
+            name = (await request.json())["name"]
+            if not isinstance(name, str):
+                raise TypeError
+        except (ValueError, TypeError, KeyError):
+            return error(400, "bad_team", 'expected a JSON body {"name": "the team\'s name"}')
+        token = await call(server.add_team, name)
+        return JSONResponse({"team": name, "token": token}, 201)
+
+    async def reveal(request: Request) -> Response:
+        await call(server.admin, bearer(request))
+        return JSONResponse({"revealed_at": await call(server.reveal)})
+
+    async def all_submissions(request: Request) -> Response:
+        await call(server.admin, bearer(request))
+        entries = await call(server.store.entries)
+        rows = [{"team": e.team, **entry_dict(e)} for e in entries]
+        return JSONResponse({"submissions": rows})
+
+    async def audit(request: Request) -> Response:
+        await call(server.admin, bearer(request))
+        return JSONResponse({"audit": await call(server.store.audit)})
+
+    return [
+        Route("/competition", competition),
+        Route("/targets", targets),
+        Route("/submissions", upload, methods=["POST"]),
+        Route("/submissions", submissions),
+        Route("/submissions/{id}", one),
+        Route("/picks", picks, methods=["PUT"]),
+        Route("/leaderboard", leaderboard),
+        Route("/admin/teams", add_team, methods=["POST"]),
+        Route("/admin/reveal", reveal, methods=["POST"]),
+        Route("/admin/submissions", all_submissions),
+        Route("/admin/audit", audit),
+    ]
+
+
+def _failed(request: Request, exc: Exception) -> Response:
+    """Anything unforeseen: told to the organiser on stderr, a bare 500 to the client."""
+    traceback.print_exception(exc, file=sys.stderr)
+    return error(500, "internal_error", "the server failed; the organiser has the details")
+
+
+def _http(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    return error(exc.status_code, code, str(exc.detail))
+
+
+def _serve_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ServeError)
+    return error(exc.status, exc.code, exc.message, **exc.extra)
+
+
+def _pick_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, PickError)
+    return error(400, exc.code, str(exc))
+
+
+def build(folder: Path, server: Server | None = None, *, start: bool = True) -> Starlette:
+    """The app of a server folder. `start`: run the scoring loop while the app runs (off in
+    the tests that drive the app without scoring)."""
+    from scorer.serve.pages import pages
+
+    server = server if server is not None else Server(folder)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if start:
+            server.start()
+        try:
+            yield
+        finally:
+            await run_in_threadpool(server.stop)
+
+    app = Starlette(
+        routes=[Mount("/api/v1", routes=api(server)), *pages(server)],
+        lifespan=lifespan,
+        exception_handlers={
+            HTTPException: _http,
+            ServeError: _serve_error,
+            PickError: _pick_error,
+            Exception: _failed,
+        },
+    )
+    app.state.server = server
+    return app

@@ -1,0 +1,155 @@
+"""`scorer submit`: check a file against the server's own rules and targets, upload it, wait
+for its verdict. The standard library's HTTP client only: a participant installs no server."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scorer.api import validate
+from scorer.competition import Competition
+from scorer.errors import Failure, Report, ScorerError, SubmissionError, UsageError
+from scorer.read import open_regular
+
+#: How often the verdict is asked for while the upload waits (seconds).
+POLL = 1.0
+
+#: Bytes of the file sent at a time.
+BLOCK = 1 << 20
+
+
+class ServerRefused(ScorerError):
+    """The server refused the upload or the request: a token, a limit, the end (exit 2)."""
+
+    exit_code = 2
+    failure = Failure.SERVER_REFUSED
+
+    def __init__(self, status: int, error: dict[str, Any]) -> None:
+        code = str(error.get("code", "http_error"))
+        super().__init__(f"the server answered {status} {code}: {error.get('message', '')}")
+        self.status, self.error = status, error
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "http_status": self.status, "server": self.error}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The server's last word on an upload: its submission and the team's quota."""
+
+    submission: dict[str, Any]
+
+    @property
+    def status(self) -> str:
+        return str(self.submission["status"])
+
+
+class Client:
+    """A server at `url` (its root, or its `/api/v1`), as the team of `token`."""
+
+    def __init__(self, url: str, token: str) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise UsageError(f"--server {url!r}: expected an http:// or https:// address")
+        root = url.rstrip("/")
+        self.api = root if root.endswith("/api/v1") else f"{root}/api/v1"
+        self.token = token
+
+    def _ask(
+        self,
+        method: str,
+        path: str,
+        body: Iterator[bytes] | bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> bytes:
+        request = urllib.request.Request(
+            f"{self.api}{path}",
+            data=body,  # urllib sends an iterable as it comes
+            method=method,
+            headers={"Authorization": f"Bearer {self.token}", **(headers or {})},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as answer:
+                return bytes(answer.read())
+        except urllib.error.HTTPError as exc:
+            try:
+                error = json.loads(exc.read()).get("error", {})
+            except ValueError:
+                error = {"code": "http_error", "message": exc.reason}
+            raise ServerRefused(exc.code, error) from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise UsageError(f"cannot reach the server at {self.api}: {reason}") from None
+
+    def json(self, method: str, path: str) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self._ask(method, path))
+        return data
+
+    def competition(self) -> Competition:
+        return Competition.of(self.json("GET", "/competition")["spec"], where="the server")
+
+    def check(self, file: Path) -> int:
+        """Validate `file` against the server's rules and targets (a `SubmissionError`,
+        as `scorer validate` reports it); its rows."""
+        rules = self.competition()
+        with tempfile.TemporaryDirectory(prefix="scorer-submit-") as folder:
+            targets = Path(folder) / "targets.csv"
+            targets.write_bytes(self._ask("GET", "/targets"))
+            return validate(file, targets=targets, competition=rules).rows
+
+    def upload(self, file: Path) -> int:
+        """Send the file, streamed; its submission id."""
+        boundary = secrets.token_hex(16)
+        head = (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+            f'filename="{file.name.replace(chr(34), "_")}"\r\n'
+            "Content-Type: application/octet-stream\r\n\r\n"
+        ).encode()
+        tail = f"\r\n--{boundary}--\r\n".encode()
+        with open_regular(file, file.name) as handle:
+            length = len(head) + file.stat().st_size + len(tail)
+
+            def body() -> Iterator[bytes]:
+                yield head
+                while block := handle.read(BLOCK):
+                    yield block
+                yield tail
+
+            answer = self._ask(
+                "POST",
+                "/submissions",
+                body(),
+                {
+                    "Content-Type": f"multipart/form-data; boundary={boundary}",
+                    "Content-Length": str(length),
+                },
+            )
+        return int(json.loads(answer)["id"])
+
+    def verdict(self, ident: int, wait: float) -> Verdict:
+        """The submission once it has its verdict, or as it stands after `wait` seconds."""
+        deadline = time.monotonic() + wait
+        while True:
+            found = Verdict(self.json("GET", f"/submissions/{ident}"))
+            if found.status in ("scored", "rejected", "failed") or time.monotonic() > deadline:
+                return found
+            time.sleep(POLL)
+
+
+def submit(file: Path, url: str, token: str, wait: float) -> Verdict:
+    """Check, upload, wait: the verdict. A rejection is raised as `scorer validate` raises
+    it (`SubmissionError`), whether found here or by the server."""
+    client = Client(url, token)
+    client.check(file)
+    verdict = client.verdict(client.upload(file), wait)
+    report = verdict.submission.get("report") or {}
+    if verdict.status == "rejected" and "problems" in report:
+        raise SubmissionError(Report.from_dict(report))
+    return verdict

@@ -1,0 +1,210 @@
+"""The server's pages: the competition (rules, limits, the public board, the forms), an
+upload's verdict, and a team's own page. Server-rendered HTML, no script; every name and
+message a participant can make is escaped, and each page has a JSON twin under `/api/v1`."""
+
+from __future__ import annotations
+
+import asyncio
+from html import escape
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from scorer.errors import Report
+from scorer.leaderboard.boards import Phase, iso
+from scorer.leaderboard.literal import shown
+from scorer.leaderboard.names import escaped
+from scorer.leaderboard.page import boards_html, document
+from scorer.serve.server import ServeError, Server, utc
+from scorer.serve.store import FINAL, Entry, PickError, Team
+from scorer.serve.uploads import UploadError, discard, receive
+
+#: How long the upload form waits for its verdict before it shows the upload as queued.
+WAIT = 60.0
+
+_STYLE = """
+form { display: grid; gap: .5rem; max-width: 32rem; margin: .5rem 0 1rem; }
+input, button { font: inherit; padding: .35rem; max-width: 100%; }
+.rules li { margin: .15rem 0; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+.verdict { border: 1px solid #d0d7de; padding: .6rem .8rem; overflow-wrap: anywhere; }
+.verdict.scored { background: #dafbe1; } .verdict.rejected, .verdict.failed { background: #ffebe9; }
+"""
+
+
+def rules(server: Server) -> list[str]:
+    """The rules a team needs before it uploads, times in UTC."""
+    s, c = server.settings, server.competition
+    daily = "no daily limit" if s.daily_limit is None else f"{s.daily_limit} scored a UTC day"
+    items = [
+        f"Score: mean {c.label(c.metric)} over users; the public board ranks by the public "
+        "users, the final one by the private users, hidden until the reveal.",
+        f"Uploads: {daily}; the day resets at 00:00 UTC. A rejected upload counts toward "
+        f"the limit of {s.rejected_limit or 'unlimited'} rejected uploads instead; one that "
+        "fails on the server counts toward nothing.",
+        f"Picks: each team selects up to {s.picks} scored submissions for the final board; "
+        "with none selected, its best public ones count.",
+    ]
+    if s.total_limit is not None:
+        items.append(f"At most {s.total_limit} uploads a team in all.")
+    if s.freeze is not None:
+        items.append(f"The public board freezes at {s.freeze} (UTC).")
+    if s.end is not None:
+        items.append(f"Uploads end at {s.end} (UTC).")
+    return [f"<li>{escape(item)}</li>" for item in items]
+
+
+def competition_page(server: Server) -> str:
+    boards = server.boards(Phase.PUBLIC)
+    now = utc()
+    frozen = server.frozen(now)
+    heading = server.settings.title
+    state = (
+        "Final: the private board is revealed."
+        if server.phase() is Phase.FINAL
+        else ("Public phase: the private board is hidden until the reveal.")
+    )
+    if frozen is not None:
+        state += f" The public board is frozen at {iso(frozen)}: later uploads are not on it."
+    body = [
+        f"<header><h1>{escape(heading)}</h1>",
+        f'<p class="meta"><strong>{escape(state)}</strong> Page generated at '
+        f"{escape(iso(now))}.</p></header>",
+        '<section id="rules"><h2>Rules</h2><ul class="rules">',
+        *rules(server),
+        "</ul></section>",
+        '<section id="upload"><h2>Upload a submission</h2>',
+        '<form method="post" action="/upload" enctype="multipart/form-data">',
+        '<label>Team token <input type="password" name="token" required autocomplete="off">'
+        "</label>",
+        '<label>File <input type="file" name="file" required></label>',
+        '<button type="submit">Upload</button></form>',
+        '<h2>Your team</h2><form method="post" action="/team">',
+        '<label>Team token <input type="password" name="token" required autocomplete="off">'
+        '</label><button type="submit">Show my submissions</button></form></section>',
+        *boards_html(boards),
+    ]
+    return document(f"{heading} ({boards.phase} phase)", body, _STYLE)
+
+
+def verdict_html(entry: Entry) -> str:
+    """One submission's verdict as its team reads it."""
+    status = str(entry.status)
+    lines = [f"<p><strong>Submission {entry.id}: {escape(status)}</strong>"]
+    if entry.public_score is not None:
+        lines.append(f" (public score {entry.public_score:.6f})")
+    lines.append(f" &middot; submitted {escape(iso(entry.submitted_at))}</p>")
+    if entry.status not in FINAL:
+        lines.append("<p>It is waiting for a worker: show your submissions for its verdict.</p>")
+    if entry.report:
+        text = "\n".join(escaped(line) for line in report_text(entry.report).splitlines())
+        lines.append(f"<pre>{escape(text)}</pre>")
+    return f'<div class="verdict {escape(status)}" role="status">{"".join(lines)}</div>'
+
+
+def report_text(report: dict[str, Any]) -> str:
+    """A stored report in the words of `scorer validate`: the file's problems, or the
+    failure's message."""
+    if report.get("problems"):
+        return Report.from_dict(report).render()
+    return str(report.get("message", ""))
+
+
+def team_page(server: Server, team: Team, token: str, notice: str = "") -> str:
+    entries, quota = server.entries_of(team)
+    left = "no daily limit" if quota.remaining_today is None else f"{quota.remaining_today} left"
+    slot = "none" if quota.next_slot is None else iso(quota.next_slot)
+    rows = []
+    for entry in reversed(entries):
+        box = (
+            f'<input type="checkbox" name="ids" value="{entry.id}"'
+            f"{' checked' if entry.selected else ''}>"
+            if entry.status == "scored"
+            else ""
+        )
+        score = "" if entry.public_score is None else f"{entry.public_score:.6f}"
+        rows.append(
+            f"<tr><td>{box}</td><td>{entry.id}</td><td>{escape(iso(entry.submitted_at))}</td>"
+            f'<td>{escape(str(entry.status))}</td><td class="right">{score}</td></tr>'
+        )
+    body = [
+        f"<header><h1>{escape(server.settings.title)}</h1>",
+        f'<p class="meta">Team <bdi>{escape(shown(team.name))}</bdi>: today {escape(left)}; '
+        f'next slot {escape(slot)}. <a href="/">Back to the board</a></p></header>',
+        notice,
+        f'<form method="post" action="/team/picks"><input type="hidden" name="token" '
+        f'value="{escape(token)}"><div class="board"><table><thead><tr><th>Pick</th><th>Id</th>'
+        '<th>Submitted (UTC)</th><th>Status</th><th class="right">Public score</th></tr>'
+        f"</thead><tbody>{''.join(rows)}</tbody></table></div>",
+        f'<button type="submit">Select the checked ones (at most {server.settings.picks})'
+        "</button></form>",
+    ]
+    return document(f"{server.settings.title}: your team", body, _STYLE)
+
+
+def pages(server: Server) -> list[Route]:
+    async def home(request: Request) -> Response:
+        return HTMLResponse(await run_in_threadpool(competition_page, server))
+
+    def refusal(status: int, message: str) -> Response:
+        body = [
+            f'<p class="verdict rejected" role="alert">{escape(message)}</p>',
+            '<p><a href="/">Back</a></p>',
+        ]
+        return HTMLResponse(document(server.settings.title, body, _STYLE), status_code=status)
+
+    async def upload(request: Request) -> Response:
+        now = utc()
+        try:
+            stored = await receive(
+                request.headers.get("content-type", ""),
+                request.stream(),
+                server.folder,
+                server.uploads,
+                server.max_upload,
+            )
+        except UploadError as exc:
+            return refusal(exc.status, exc.message)
+        try:
+            team = await run_in_threadpool(server.team, stored.fields.get("token"))
+            await run_in_threadpool(server.may_upload, team, now)
+            ident, _ = await run_in_threadpool(server.accept, team, now, stored)
+        except ServeError as exc:
+            discard(server.folder, stored)
+            return refusal(exc.status, exc.message)
+        entry = await _verdict(server, team, ident)
+        page = team_page(server, team, stored.fields.get("token", ""), verdict_html(entry))
+        return HTMLResponse(page)
+
+    async def team(request: Request) -> Response:
+        form = await request.form(max_files=0, max_fields=60)
+        token = str(form.get("token", ""))
+        try:
+            found = await run_in_threadpool(server.team, token)
+            if request.url.path.endswith("/picks"):
+                ids = [int(str(i)) for i in form.getlist("ids") if str(i).isdigit()]
+                await run_in_threadpool(server.pick, found, ids)
+        except (ServeError, PickError) as exc:
+            return refusal(getattr(exc, "status", 400), str(exc))
+        return HTMLResponse(await run_in_threadpool(team_page, server, found, token))
+
+    return [
+        Route("/", home),
+        Route("/upload", upload, methods=["POST"]),
+        Route("/team", team, methods=["POST"]),
+        Route("/team/picks", team, methods=["POST"]),
+    ]
+
+
+async def _verdict(server: Server, team: Team, ident: int) -> Entry:
+    """The upload's entry once it has its verdict, or as it stands after `WAIT` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT
+    while True:
+        entry = await run_in_threadpool(server.entry_of, team, ident)
+        if entry.status in FINAL or loop.time() > deadline:
+            return entry
+        await asyncio.sleep(0.2)

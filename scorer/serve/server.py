@@ -1,0 +1,227 @@
+"""What a running server knows and decides, for the web layer to call: who a token is, whether
+an upload may come in, a team's own submissions, the boards it may see. No HTTP here: each
+refusal is a `ServeError` with the status and code the routes answer with."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from scorer.competition import LOST_ITEMS, Competition
+from scorer.leaderboard.batch import Isolation
+from scorer.leaderboard.boards import Boards, Phase, build, iso
+from scorer.leaderboard.store import Store as Board
+from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, Judge, judge
+from scorer.serve import site
+from scorer.serve.jobs import BOARD, Scoring
+from scorer.serve.store import Entry, Quota, Team
+from scorer.serve.tokens import digest, matches
+from scorer.serve.uploads import Upload, discard
+
+#: The largest upload taken by default: a submission of 1M users is about 0.3 GB of CSV.
+DEFAULT_MAX_UPLOAD = 1 << 30
+
+
+def utc() -> datetime:
+    """Server time: the only time a submission is ever given."""
+    return datetime.now(UTC)
+
+
+class ServeError(Exception):
+    """A request the server refuses: HTTP `status`, the error's `code`, what to tell."""
+
+    def __init__(self, status: int, code: str, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.extra = status, code, message, extra
+
+
+def limit_reached(quota: Quota) -> ServeError:
+    words = {
+        "daily_limit": "the daily limit of uploads is reached; it resets at 00:00 UTC",
+        "rejected_limit": "the limit of rejected uploads is reached",
+        "total_limit": "the limit of uploads in all is reached",
+    }
+    slot = None if quota.next_slot is None else iso(quota.next_slot)
+    return ServeError(
+        429,
+        "limit_reached",
+        str(words.get(quota.limit or "", quota.limit)),
+        limit=quota.limit,
+        remaining_today=quota.remaining_today,
+        next_slot=slot,
+    )
+
+
+class Server:
+    """A server folder at work: its settings, store, scoring loop and the boards shown."""
+
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        workers: int = 1,
+        budget: int = DEFAULT_BUDGET,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_upload: int = DEFAULT_MAX_UPLOAD,
+        judge: Judge = judge,
+    ) -> None:
+        self.folder = folder
+        self.settings = site.settings_of(folder)
+        self.store = site.store_of(folder)
+        self.uploads = site.UPLOADS
+        self.max_upload = max_upload
+        rules = folder / site.COMPETITION
+        self.competition = Competition.load(rules) if rules.is_file() else LOST_ITEMS
+        Board(folder / BOARD).close()  # the boards' database exists before any request
+        isolation = Isolation(workers=workers, budget=budget, timeout=timeout, judge=judge)
+        self.scoring = Scoring(
+            folder,
+            self.store,
+            self.competition,
+            isolation,
+            folder / site.SOLUTION,
+            published=self._warm,
+        )
+        self._shown: dict[tuple[int | None, Phase, datetime | None], Boards] = {}
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        self.scoring.start()
+
+    def stop(self) -> None:
+        self.scoring.stop()
+
+    # who asks
+
+    def team(self, token: str | None) -> Team:
+        found = None if token is None else self.store.team_of(digest(token))
+        if found is None:
+            raise ServeError(
+                401, "unauthorized", "a team's token is needed (Authorization: Bearer)"
+            )
+        return found
+
+    def admin(self, token: str | None) -> None:
+        if token is None or not matches(token, self.settings.admin_sha256):
+            raise ServeError(401, "unauthorized", "the admin token is needed")
+
+    # uploads
+
+    def ended(self, now: datetime) -> bool:
+        end = self.settings.end
+        return end is not None and now >= datetime.fromisoformat(end)
+
+    def may_upload(self, team: Team, now: datetime) -> Quota:
+        """The team's quota, if it may upload now (a first look: the upload is counted in
+        the transaction that accepts it)."""
+        if self.ended(now):
+            self.refused(team, now, "competition_ended")
+            raise ServeError(
+                403, "competition_ended", f"the competition ended at {self.settings.end}"
+            )
+        quota = self.store.quota(team.id, now)
+        if quota.limit is not None:
+            self.refused(team, now, quota.limit)
+            raise limit_reached(quota)
+        return quota
+
+    def refused(self, team: Team, now: datetime, why: str) -> None:
+        self.store.refuse_upload(team.id, now, {"team_name": team.name, "why": why})
+
+    def accept(self, team: Team, now: datetime, upload: Upload) -> tuple[int, Quota]:
+        """Record an upload that is on disk; a limit reached meanwhile refuses it (and its
+        file, never accepted, is removed)."""
+        decision = self.store.accept_upload(
+            team.id, now, upload.sha256, upload.size, upload.path, upload.suffix
+        )
+        if decision.id is None:
+            discard(self.folder, upload)
+            self.refused(team, now, decision.quota.limit or "limit")
+            raise limit_reached(decision.quota)
+        self.scoring.nudge()
+        return decision.id, decision.quota
+
+    # a team's own
+
+    def entries_of(self, team: Team) -> tuple[list[Entry], Quota]:
+        return self.store.entries(team.id), self.store.quota(team.id, utc())
+
+    def entry_of(self, team: Team, ident: int) -> Entry:
+        entry = self.store.entry(ident)
+        if entry is None or entry.team != team.name:  # another team's is not found either
+            raise ServeError(404, "not_found", f"no submission {ident} of your team")
+        return entry
+
+    def pick(self, team: Team, ids: list[int]) -> list[int]:
+        now = utc()
+        if self.ended(now):
+            raise ServeError(403, "competition_ended", "picks are closed: the competition ended")
+        chosen = self.store.set_picks(team.id, ids, self.settings.picks, now)
+        self.scoring.nudge(rerun=True)  # the final board's picks are a run's
+        return chosen
+
+    # the boards
+
+    def phase(self) -> Phase:
+        return Phase.FINAL if self.store.revealed() is not None else Phase.PUBLIC
+
+    def frozen(self, now: datetime) -> datetime | None:
+        """The freeze, once passed and until the reveal: the public board shows what was
+        submitted before it."""
+        freeze = self.settings.freeze
+        if freeze is None or self.phase() is Phase.FINAL:
+            return None
+        moment = datetime.fromisoformat(freeze)
+        return moment if now >= moment else None
+
+    def boards(self, phase: Phase) -> Boards:
+        """The boards a phase shows; the final ones only after the reveal."""
+        if phase is Phase.FINAL and self.phase() is not Phase.FINAL:
+            raise ServeError(403, "not_revealed", "the final leaderboard is not revealed yet")
+        before = self.frozen(utc()) if phase is Phase.PUBLIC else None
+        with self._lock, Board(self.folder / BOARD, create=False) as board:
+            shown = board.published()
+            key = (None if shown is None else shown.id, phase, before)
+            if key not in self._shown:
+                board.db.execute("BEGIN")  # one snapshot, whatever a run writes meanwhile
+                try:
+                    self._shown[key] = build(board, phase, before=before)
+                finally:
+                    board.db.execute("ROLLBACK")
+            return self._shown[key]
+
+    def _warm(self) -> None:
+        """After each run: the public boards are built before anyone asks for them."""
+        self.boards(Phase.PUBLIC)
+
+    def reveal(self) -> str:
+        return self.store.reveal(utc())
+
+    def add_team(self, name: str) -> str:
+        return site.add_team(self.folder, name, utc())
+
+    def competition_dict(self) -> dict[str, Any]:
+        rules, settings = self.competition, self.settings
+        return {
+            "name": rules.name,
+            "title": settings.title,
+            "metric": rules.label(rules.metric),
+            "k": rules.k,
+            "limits": {
+                "daily": settings.daily_limit,
+                "rejected": settings.rejected_limit,
+                "total": settings.total_limit,
+                "daily_reset": "00:00 UTC",
+                "max_upload_bytes": self.max_upload,
+            },
+            "picks": settings.picks,
+            "freeze": settings.freeze,
+            "end": settings.end,
+            "phase": str(self.phase()),
+            "spec": rules.to_dict(),  # what `scorer submit` validates with
+        }
+
+    def targets_bytes(self) -> bytes:
+        return (self.folder / site.TARGETS).read_bytes()
