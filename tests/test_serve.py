@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from scorer.serve.sqlite import SqliteStore
-from scorer.serve.store import Limits, Status
+from scorer.serve.store import Counted, Limits, PickError, Quota, Status
 from scorer.serve.tokens import digest, matches, new_token
 
 NOW = datetime(2026, 12, 4, 17, 0, tzinfo=UTC)
@@ -30,7 +33,8 @@ def test_a_token_finds_its_team_and_an_unknown_one_none(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "serve.db", Limits())
     token = new_token()
     team = store.add_team("alpha", digest(token), NOW)
-    assert store.team_of(digest(token)) == team
+    found = store.team_of(digest(token))
+    assert found is not None and (found.id, found.name) == (team, "alpha")
     assert store.team_of(digest(new_token())) is None
 
 
@@ -53,8 +57,16 @@ def test_fifty_concurrent_uploads_against_a_limit_of_five_accept_exactly_five(
         thread.join()
     assert len([i for i in ids if i is not None]) == 5
     refused = store.accept_upload(team, NOW, "0" * 64, 10, "u/x")
-    assert (refused.id, refused.limit) == (None, "daily")
-    assert refused.next_slot == datetime(2026, 12, 5, tzinfo=UTC)
+    assert refused.id is None
+    assert refused.quota == Quota(0, datetime(2026, 12, 5, tzinfo=UTC), "daily_limit")
+    events = [row["event"] for row in store.audit()]
+    assert events.count("upload") == 5
+
+
+def finish(store: SqliteStore, status: Status, counted: Counted | None) -> int:
+    (job,) = store.claim_jobs(NOW)
+    assert store.finish_job(job.id, status, None, None, counted, NOW)
+    return job.id
 
 
 def test_the_daily_limit_resets_at_utc_midnight_and_a_failure_is_refunded(
@@ -62,36 +74,84 @@ def test_the_daily_limit_resets_at_utc_midnight_and_a_failure_is_refunded(
 ) -> None:
     store, team = store_with_team(tmp_path, Limits(daily=1))
     first = store.accept_upload(team, NOW, "a" * 64, 1, "u/a")
-    assert first.id is not None and first.remaining == 0
-    assert store.accept_upload(team, NOW, "b" * 64, 1, "u/b").limit == "daily"
-    job = store.claim_job()
-    assert job is not None and job.id == first.id
-    store.finish_job(job.id, Status.FAILED, None, None)
+    assert first.id is not None and first.quota.remaining_today == 0
+    assert first.quota.next_slot == datetime(2026, 12, 5, tzinfo=UTC)
+    assert store.accept_upload(team, NOW, "b" * 64, 1, "u/b").quota.limit == "daily_limit"
+    finish(store, Status.FAILED, None)  # the server's failure: refunded
+    assert store.quota(team, NOW) == Quota(1, NOW)
     assert store.accept_upload(team, NOW, "c" * 64, 1, "u/c").id is not None
     tomorrow = NOW + timedelta(days=1)
     assert store.accept_upload(team, tomorrow, "d" * 64, 1, "u/d").id is not None
 
 
-def test_rejected_uploads_count_toward_the_rejected_limit(tmp_path: Path) -> None:
-    store, team = store_with_team(tmp_path, Limits(daily=None, rejected=1))
+def test_rejected_uploads_count_toward_the_rejected_limit_not_the_day(tmp_path: Path) -> None:
+    store, team = store_with_team(tmp_path, Limits(daily=1, rejected=2, total=3))
     store.accept_upload(team, NOW, "a" * 64, 1, "u/a")
-    job = store.claim_job()
-    assert job is not None
-    store.finish_job(job.id, Status.REJECTED, None, "{}")
-    assert store.accept_upload(team, NOW, "b" * 64, 1, "u/b").limit == "rejected"
+    finish(store, Status.REJECTED, Counted.REJECTED)
+    assert store.quota(team, NOW) == Quota(1, NOW)  # the day's slot is given back
+    store.accept_upload(team, NOW, "b" * 64, 1, "u/b")
+    finish(store, Status.FAILED, Counted.REJECTED)  # its own file took the worker down
+    assert store.quota(team, NOW) == Quota(1, None, "rejected_limit")
+    assert store.accept_upload(team, NOW, "c" * 64, 1, "u/c").id is None
+
+
+def test_the_total_limit_counts_every_upload_but_the_refunded_ones(tmp_path: Path) -> None:
+    store, team = store_with_team(tmp_path, Limits(daily=None, rejected=None, total=2))
+    for sha in ("a", "b"):
+        store.accept_upload(team, NOW, sha * 64, 1, f"u/{sha}")
+    assert store.quota(team, NOW) == Quota(None, None, "total_limit")
 
 
 def test_a_job_left_scoring_is_queued_again_and_finished_once(tmp_path: Path) -> None:
     store, team = store_with_team(tmp_path, Limits())
     accepted = store.accept_upload(team, NOW, "a" * 64, 1, "u/a")
     assert accepted.id is not None
-    assert store.claim_job() is not None
+    assert store.claim_jobs(NOW) != []
     # a server restarted after kill -9 opens the file afresh
     restarted = SqliteStore(tmp_path / "serve.db", Limits())
     assert restarted.requeue_stale() == 1
-    job = restarted.claim_job()
-    assert job is not None and job.id == accepted.id
-    assert restarted.claim_job() is None
-    restarted.finish_job(job.id, Status.SCORED, 0.5, "{}")
-    restarted.finish_job(job.id, Status.FAILED, None, None)
-    assert restarted.status_of(job.id) is Status.SCORED
+    (job,) = restarted.claim_jobs(NOW)
+    assert job.id == accepted.id
+    assert restarted.claim_jobs(NOW) == []
+    assert restarted.finish_job(job.id, Status.SCORED, 0.5, None, Counted.DAILY, NOW)
+    assert not restarted.finish_job(job.id, Status.FAILED, None, None, None, NOW)
+    entry = restarted.entry(job.id)
+    assert entry is not None and (entry.status, entry.public_score) == (Status.SCORED, 0.5)
+    assert [row["event"] for row in restarted.audit()].count("verdict") == 1
+
+
+def test_picks_are_the_team_s_own_scored_submissions_all_or_nothing(tmp_path: Path) -> None:
+    store, team = store_with_team(tmp_path, Limits(daily=None))
+    other = store.add_team("beta", digest(new_token()), NOW)
+    ids = [store.accept_upload(team, NOW, c * 64, 1, f"u/{c}").id for c in "abc"]
+    theirs = store.accept_upload(other, NOW, "d" * 64, 1, "u/d").id
+    for ident in store.claim_jobs(NOW):
+        status = Status.REJECTED if ident.id == ids[2] else Status.SCORED
+        store.finish_job(ident.id, status, 0.1, None, Counted.DAILY, NOW)
+    assert store.set_picks(team, [ids[1], ids[0], ids[0]], 2, NOW) == sorted(ids[:2])
+    for wrong, code in [
+        ([ids[0], ids[1], theirs], "too_many"),
+        ([theirs], "not_yours"),
+        ([ids[2]], "not_scored"),
+    ]:
+        with pytest.raises(PickError) as refused:
+            store.set_picks(team, wrong, 2, NOW)  # type: ignore[arg-type]
+        assert refused.value.code == code
+    assert [e.id for e in store.entries(team) if e.selected] == sorted(ids[:2])
+
+
+def test_the_audit_log_is_append_only(tmp_path: Path) -> None:
+    store, _ = store_with_team(tmp_path, Limits())
+    db = sqlite3.connect(tmp_path / "serve.db")
+    for statement in ("UPDATE audit SET event = 'x'", "DELETE FROM audit"):
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            db.execute(statement)
+    assert [row["event"] for row in store.audit()] == ["team_added"]
+
+
+def test_the_reveal_happens_once(tmp_path: Path) -> None:
+    store, _ = store_with_team(tmp_path, Limits())
+    assert store.revealed() is None
+    first = store.reveal(NOW)
+    assert store.reveal(NOW + timedelta(hours=1)) == first == NOW.isoformat()
+    assert [row["event"] for row in store.audit()].count("reveal") == 1

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
+from scorer.errors import ScorerError
 from scorer.leaderboard.boards import Phase, iso
 from scorer.leaderboard.render import render
 from scorer.serve.server import ServeError, Server, utc
@@ -186,6 +187,12 @@ def _serve_error(request: Request, exc: Exception) -> Response:
     return error(exc.status, exc.code, exc.message, **exc.extra)
 
 
+def _scorer_error(request: Request, exc: Exception) -> Response:
+    """A request the library refused (a team name taken or refused): the CLI's words."""
+    assert isinstance(exc, ScorerError)
+    return error(400, str(exc.failure), str(exc))
+
+
 def _pick_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, PickError)
     return error(400, exc.code, str(exc))
@@ -214,6 +221,7 @@ def build(folder: Path, server: Server | None = None, *, start: bool = True) -> 
             HTTPException: _http,
             ServeError: _serve_error,
             PickError: _pick_error,
+            ScorerError: _scorer_error,
             Exception: _failed,
         },
     )

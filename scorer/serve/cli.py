@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import signal
 from pathlib import Path
 from typing import Annotated
 
@@ -160,7 +161,7 @@ def run(
 
             from scorer.serve.app import build
             from scorer.serve.server import Server
-        except ImportError as exc:
+        except ModuleNotFoundError as exc:
             raise UsageError(
                 f"scorer serve run needs the server's packages ({exc.name} is missing): "
                 "pip install 'ranklist-scorer[serve]'"
@@ -172,7 +173,18 @@ def run(
     config = uvicorn.Config(
         app, host=host, port=port, server_header=False, date_header=True, log_level="info"
     )
-    uvicorn.Server(config).run()
+    # uvicorn stops gracefully on SIGINT and SIGTERM, then raises the signal again for the
+    # handler it found: a handler that does nothing, so that a clean stop exits 0
+    handled = {sig: signal.signal(sig, _stopped) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        uvicorn.Server(config).run()
+    finally:
+        for sig, handler in handled.items():
+            signal.signal(sig, handler)
+
+
+def _stopped(signum: int, frame: object) -> None:
+    """The signal uvicorn stopped on, raised again once the server stopped: done with."""
 
 
 @serve_app.command()

@@ -4,6 +4,7 @@ refusal is a `ServeError` with the status and code the routes answer with."""
 
 from __future__ import annotations
 
+import shutil
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -88,7 +89,18 @@ class Server:
         self._lock = threading.Lock()
 
     def start(self) -> None:
+        self.sweep()
         self.scoring.start()
+
+    def sweep(self) -> int:
+        """Remove what uploads cut short left (a stop mid-upload, kill -9 included): a folder
+        no submission names was never accepted, never answered 2xx. Only at start, when no
+        upload is under way; how many were removed."""
+        named = {Path(e.path).parent.name for e in self.store.entries()}
+        left = [p for p in (self.folder / self.uploads).iterdir() if p.name not in named]
+        for folder in left:
+            shutil.rmtree(folder, ignore_errors=True)
+        return len(left)
 
     def stop(self) -> None:
         self.scoring.stop()
@@ -128,7 +140,7 @@ class Server:
         return quota
 
     def refused(self, team: Team, now: datetime, why: str) -> None:
-        self.store.refuse_upload(team.id, now, {"team_name": team.name, "why": why})
+        self.store.refuse_upload(team.id, now, {"team": team.name, "why": why})
 
     def accept(self, team: Team, now: datetime, upload: Upload) -> tuple[int, Quota]:
         """Record an upload that is on disk; a limit reached meanwhile refuses it (and its

@@ -141,13 +141,14 @@ class SqliteStore:
                 (team, now.isoformat(), sha256, size, path, suffix),
             ).fetchone()
             ident = int(row[0])
+            (name,) = db.execute("SELECT name FROM teams WHERE id = ?", (team,)).fetchone()
             self._log(
-                db, now, "upload", {"team": team, "id": ident, "sha256": sha256, "size": size}
+                db, now, "upload", {"team": name, "id": ident, "sha256": sha256, "size": size}
             )
             return Decision(ident, self._quota(db, team, now))
 
     def refuse_upload(self, team: int, now: datetime, detail: dict[str, Any]) -> None:
-        self.log(now, "upload_refused", {"team": team, **detail})
+        self.log(now, "upload_refused", {"team": team, **detail})  # the detail's name wins
 
     def claim_jobs(self, now: datetime) -> list[Job]:
         """Every queued submission, now `scoring` (PostgreSQL will use SKIP LOCKED; here the

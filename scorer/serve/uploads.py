@@ -13,12 +13,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from io import BufferedWriter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from python_multipart.multipart import (
-    MultipartCallbacks,
-    MultipartParser,
-    parse_options_header,
-)
+from python_multipart.multipart import MultipartParser, parse_options_header
+
+if TYPE_CHECKING:
+    from python_multipart.multipart import MultipartCallbacks
 
 #: The suffixes an upload's name keeps (the scorer reads the file by them); any other name is
 #: stored without a suffix and read by its content, as `scorer validate` reads it.
