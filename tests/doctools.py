@@ -45,6 +45,8 @@ NOT_RUN = ("## Quickstart",)
 NUMBER = re.compile(r"\d+\.\d{7,}(?:e-?\d+)?")
 #: A folder made by `mktemp -d`, whose name is new on every run.
 MKTEMP = re.compile(r"/tmp/tmp\.[A-Za-z0-9]{6,}")
+#: A token `scorer serve` shows once (32 random bytes, URL-safe), another on every run.
+TOKEN = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])")
 #: A duration a command reports (`wrote FILE in 0.02 s`), another on every run.
 DURATION = re.compile(r"\bin \d+\.\d\d s$", re.M)
 #: Variables of the caller's environment that would make a command print otherwise than in a
@@ -160,11 +162,12 @@ JSON_STATUS = {"ok": 0, "rejected": 1, "error": 2, "interrupted": 130}
 
 def matches(output: str, expected: str) -> bool:
     """Equal text, except that a folder made by `mktemp -d` has another name on every run, so
-    does a duration at the end of a line (`in 0.02 s`), and that numbers printed with every
-    digit may differ in the last bits (by at most 1e-12): a change in a summation order of the
-    core is not a change in the document."""
+    does a duration at the end of a line (`in 0.02 s`) and a token `scorer serve` shows, and
+    numbers printed with every digit may differ in the last bits (by at most 1e-12): a change
+    in a summation order of the core is not a change in the document."""
     output, expected = (
-        DURATION.sub("in # s", MKTEMP.sub("/tmp/tmp.XXXXXXXXXX", s)) for s in (output, expected)
+        TOKEN.sub("TOKEN", DURATION.sub("in # s", MKTEMP.sub("/tmp/tmp.XXXXXXXXXX", s)))
+        for s in (output, expected)
     )
     if output == expected:
         return True
@@ -232,7 +235,8 @@ def run(
     records its exit status and the shell's folder, and split the merged output at the
     markers. A `TMPDIR` of `env` reads as `/tmp` in the outputs, as in a reader's terminal."""
     marker = f"@@@ {uuid.uuid4().hex}"
-    script = "".join(f'{line}\nprintf \'\\n{marker} %s %s\\n\' "$?" "$PWD"\n' for line in lines)
+    # a command a document runs in the background (`scorer serve run … &`) ends with it
+    script = "trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT\n" + "".join(f'{line}\nprintf \'\\n{marker} %s %s\\n\' "$?" "$PWD"\n' for line in lines)
     done = subprocess.run(
         ["bash", "-c", script],
         cwd=cwd,

@@ -77,18 +77,28 @@ def team_add(
         typer.Option("--from", metavar="FILE", help="A CSV of teams, a 'team' column."),
     ] = None,
     out: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="With --from: where the tokens go (CSV).")
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="A new file (0600) for the token instead of the screen; with --from, for "
+            "every team's (CSV).",
+        ),
     ] = None,
     as_json: AsJson = False,
 ) -> None:
-    """Add a team and print its token, shown this once; or, with --from and --out, every
-    team of a CSV file, their tokens written to a CSV file to print as slips."""
+    """Add a team and print its token, shown this once (or write it to --out); or, with
+    --from and --out, every team of a CSV file, their tokens written to a CSV file to print
+    as slips."""
     with guarded("serve team add", as_json):
         now = dt.datetime.now(dt.UTC)
         if (name is None) == (from_file is None):
             raise UsageError("give a team NAME, or --from FILE with --out FILE")
         if name is not None:
+            if out is not None and out.exists():
+                raise UsageError(f"--out {out}: exists already; tokens are written to a new file")
             token = site.add_team(folder, name, now)
+            if out is not None:
+                site.write_private(out, f"{token}\n")
         else:
             if out is None:
                 raise UsageError("--from needs --out FILE, where the tokens go")
@@ -97,6 +107,8 @@ def team_add(
             site.write_tokens(out, tokens)
     if name is None:
         typer.echo(f"Added {len(tokens)} teams; their tokens are in {out}")
+    elif out is not None:
+        typer.echo(f"Team {name!r}: its token is in {out}, and shown nowhere else")
     elif as_json:
         typer.echo(json.dumps({"team": name, "token": token}))
     else:
@@ -188,6 +200,15 @@ def _stopped(signum: int, frame: object) -> None:
 
 
 @serve_app.command()
+def reveal(folder: Folder) -> None:
+    """Reveal the final board: the private scores, on every route and page of the server
+    (running or not). It cannot be undone."""
+    with guarded("serve reveal", False):
+        site.store_of(folder).reveal(dt.datetime.now(dt.UTC))
+    typer.echo("The final board is revealed: every route and page of the server shows it")
+
+
+@serve_app.command()
 def export(
     folder: Folder,
     out: Annotated[Path, typer.Option(metavar="DIR", help="A new folder for the log.")],
@@ -236,11 +257,12 @@ def submit(
         emit("submit", {"submission": entry})
         return
     left = entry.get("remaining_today")
-    quota = f"{left} uploads left today" if left is not None else "no daily limit"
+    quota = {None: "no daily limit", 0: "no upload left today: the next opens at 00:00 UTC"}
+    said = quota.get(left, f"{left} uploads left today")
     if verdict.status == "scored":
         typer.echo(
             f"{file.name}: scored, public score {entry['public_score']:.6f} "
-            f"(submission {entry['id']}; {quota}, next slot {entry.get('next_slot')})"
+            f"(submission {entry['id']}; {said})"
         )
     else:
         typer.echo(f"{file.name}: {verdict.status} (submission {entry['id']}); ask again later")

@@ -22,6 +22,9 @@ from scorer.read import open_regular
 #: How often the verdict is asked for while the upload waits (seconds).
 POLL = 1.0
 
+#: How long a server that refuses connections is waited for (starting, restarting), seconds.
+START = 30.0
+
 #: Bytes of the file sent at a time.
 BLOCK = 1 << 20
 
@@ -39,6 +42,15 @@ class ServerRefused(ScorerError):
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "http_status": self.status, "server": self.error}
+
+
+def refusal(exc: urllib.error.HTTPError) -> ServerRefused:
+    """A server's error answer as an error of the command, with the server's own words."""
+    try:
+        error = json.loads(exc.read()).get("error", {})
+    except (ValueError, AttributeError):
+        error = {"code": "http_error", "message": str(exc.reason)}
+    return ServerRefused(exc.code, error)
 
 
 @dataclass(frozen=True)
@@ -75,18 +87,24 @@ class Client:
             method=method,
             headers={"Authorization": f"Bearer {self.token}", **(headers or {})},
         )
-        try:
-            with urllib.request.urlopen(request, timeout=60) as answer:
-                return bytes(answer.read())
-        except urllib.error.HTTPError as exc:
+        deadline = time.monotonic() + START
+        while True:
             try:
-                error = json.loads(exc.read()).get("error", {})
-            except ValueError:
-                error = {"code": "http_error", "message": exc.reason}
-            raise ServerRefused(exc.code, error) from None
-        except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise UsageError(f"cannot reach the server at {self.api}: {reason}") from None
+                with urllib.request.urlopen(request, timeout=60) as answer:
+                    return bytes(answer.read())
+            except urllib.error.HTTPError as exc:
+                raise refusal(exc) from None
+            except urllib.error.URLError as exc:
+                # a server starting or restarting refuses connections: waited for (a body
+                # streamed from a file is sent once)
+                starting = isinstance(exc.reason, ConnectionRefusedError) and body is None
+                if not starting or time.monotonic() > deadline:
+                    raise UsageError(
+                        f"cannot reach the server at {self.api}: {exc.reason}"
+                    ) from None
+                time.sleep(POLL / 4)
+            except OSError as exc:  # a timeout, a connection cut
+                raise UsageError(f"cannot reach the server at {self.api}: {exc}") from None
 
     def json(self, method: str, path: str) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(self._ask(method, path))

@@ -134,18 +134,13 @@ class Scoring:
                 self._wake.wait(IDLE)
 
     def _run(self, board: Board, jobs: list[Job]) -> None:
+        """One leaderboard run over every submission on the boards and the claimed jobs; the
+        jobs get their verdicts once the boards show them, so that a team never sees a
+        score its board does not have yet."""
         entries = [e for e in self.store.entries() if on_board(e)]
-        ids = {e.name: e.id for e in entries}
         claimed = {job.id for job in jobs}
-
-        def progress(done: int, total: int, outcome: Outcome | None) -> None:
-            # each verdict is the team's as soon as it is known, not at the end of the run
-            if outcome is not None and ids[outcome.path] in claimed:
-                claimed.discard(ids[outcome.path])
-                self.store.finish_job(ids[outcome.path], *verdict(outcome), utc_now())
-
         try:
-            score_entries(
+            result = score_entries(
                 [submission(e, self.folder) for e in entries],
                 self.solution,
                 board,
@@ -153,14 +148,19 @@ class Scoring:
                 isolation=self.isolation,
                 force=True,  # the solution was checked at init: rejections are the teams'
                 content_hashes=[e.sha256 for e in entries],
-                progress=progress,
             )
         except Cancelled:
-            return  # stopping: the jobs left are queued again at the next start
+            return  # stopping: the claimed jobs are queued again at the next start
         except Exception:  # a bug of the scorer: told to the organiser, refunded to the teams
             traceback.print_exc(file=sys.stderr)
             failed = error_object(Failure.INTERNAL_ERROR, REFUNDED)
             for ident in claimed:
                 self.store.finish_job(ident, Status.FAILED, None, failed, None, utc_now())
             return
-        self.published()
+        try:
+            self.published()
+        except Exception:  # the boards are built again when asked for: the verdicts stand
+            traceback.print_exc(file=sys.stderr)
+        for entry, outcome in zip(entries, result.outcomes, strict=True):
+            if entry.id in claimed:
+                self.store.finish_job(entry.id, *verdict(outcome), utc_now())

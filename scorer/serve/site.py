@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import io
 import json
 import os
 import shutil
@@ -149,8 +150,15 @@ def names_in(path: Path) -> list[str]:
 
 def write_tokens(path: Path, tokens: list[tuple[str, str]]) -> None:
     """The teams' tokens as a CSV file to print as slips: only its owner may read it."""
+    lines = io.StringIO(newline="")
+    writer = csv.writer(lines)
+    writer.writerow(["team", "token"])
+    writer.writerows(tokens)
+    write_private(path, lines.getvalue())
+
+
+def write_private(path: Path, text: str) -> None:
+    """A new file only its owner may read (a token, slips of tokens)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["team", "token"])
-        writer.writerows(tokens)
+        handle.write(text)
