@@ -252,8 +252,7 @@ class Report:
 
 
 class Failure(StrEnum):
-    """Why a command failed: `error.code` of every JSON output, one vocabulary for every
-    command; task.md ("For robots") lists each with its exit code."""
+    """Why a command failed: every JSON output's `error.code`, in task.md ("For robots")."""
 
     SUBMISSION_REJECTED = "submission_rejected"  # exit 1: the participant's file
     ORGANISER_FILE_BROKEN = "organiser_file_broken"  # exit 2: solution, targets, manifest, spec
@@ -263,12 +262,12 @@ class Failure(StrEnum):
     INTERRUPTED = "interrupted"  # exit 130: Ctrl-C
     SUBMISSIONS_REJECTED = "submissions_rejected"  # exit 1: `leaderboard score --strict`
     SUBMISSIONS_FAILED = "submissions_failed"  # exit 2: a leaderboard batch had failures
+    SOLUTION_MISMATCH = "solution_mismatch"  # exit 2: a leaderboard run stopped (wrong solution?)
+    SERVER_REFUSED = "server_refused"  # exit 2: `submit`: the server said no (token, limit, end)
     # Why one submission of a leaderboard batch failed (its `error.code` in the batch).
     OUT_OF_MEMORY = "out_of_memory"  # its worker went over the memory budget
     TIMED_OUT = "timed_out"  # its worker went over the time limit
     WORKER_DIED = "worker_died"  # its worker ended without a verdict (a signal, an abort)
-    SOLUTION_MISMATCH = "solution_mismatch"  # exit 2: a leaderboard run stopped (wrong solution?)
-    SERVER_REFUSED = "server_refused"  # exit 2: `submit`: the server said no (token, limit, end)
 
 
 def error_object(

@@ -47,6 +47,8 @@ NUMBER = re.compile(r"\d+\.\d{7,}(?:e-?\d+)?")
 MKTEMP = re.compile(r"/tmp/tmp\.[A-Za-z0-9]{6,}")
 #: A token `scorer serve` shows once (32 random bytes, URL-safe), another on every run.
 TOKEN = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])")
+#: A moment a server stamps (a submission's time, its UTC day), another on every run.
+MOMENT = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|\+00:00)?")
 #: A duration a command reports (`wrote FILE in 0.02 s`), another on every run.
 DURATION = re.compile(r"\bin \d+\.\d\d s$", re.M)
 #: Variables of the caller's environment that would make a command print otherwise than in a
@@ -162,11 +164,14 @@ JSON_STATUS = {"ok": 0, "rejected": 1, "error": 2, "interrupted": 130}
 
 def matches(output: str, expected: str) -> bool:
     """Equal text, except that a folder made by `mktemp -d` has another name on every run, so
-    does a duration at the end of a line (`in 0.02 s`) and a token `scorer serve` shows, and
-    numbers printed with every digit may differ in the last bits (by at most 1e-12): a change
+    does a duration at the end of a line (`in 0.02 s`), a token `scorer serve` shows and a
+    moment a server stamps, and numbers printed with every digit may differ in the last bits (by at most 1e-12): a change
     in a summation order of the core is not a change in the document."""
     output, expected = (
-        TOKEN.sub("TOKEN", DURATION.sub("in # s", MKTEMP.sub("/tmp/tmp.XXXXXXXXXX", s)))
+        MOMENT.sub(
+            "MOMENT",
+            TOKEN.sub("TOKEN", DURATION.sub("in # s", MKTEMP.sub("/tmp/tmp.XXXXXXXXXX", s))),
+        )
         for s in (output, expected)
     )
     if output == expected:

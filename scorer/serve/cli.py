@@ -258,7 +258,7 @@ def submit(
         return
     left = entry.get("remaining_today")
     quota = {None: "no daily limit", 0: "no upload left today: the next opens at 00:00 UTC"}
-    said = quota.get(left, f"{left} uploads left today")
+    said = quota.get(left, f"{left} upload{'s' if left != 1 else ''} left today")
     if verdict.status == "scored":
         typer.echo(
             f"{file.name}: scored, public score {entry['public_score']:.6f} "
