@@ -344,3 +344,32 @@ def test_the_admin_adds_teams_and_reads_every_submission_and_the_audit(live: Liv
         SAMPLE.stat().st_size,
     )
     assert {"team_added", "upload", "verdict"} <= {a["event"] for a in audit}
+
+
+def test_the_page_s_form_uploads_and_shows_the_verdict(live: Live) -> None:
+    token = live.tokens["alpha"]
+    with httpx.Client(base_url=live.url, timeout=120) as page:
+        home = page.get("/")
+        sent = page.post(
+            "/upload", data={"token": token}, files={"file": ("sample.csv", SAMPLE.read_bytes())}
+        )
+        broken = page.post(
+            "/upload", data={"token": token}, files={"file": ("semi.csv", BROKEN.read_bytes())}
+        )
+    assert "resets at 00:00 UTC" in home.text and 'action="/upload"' in home.text
+    assert home.headers["content-security-policy"].startswith("default-src 'none'")
+    assert home.headers["x-frame-options"] == "DENY"
+    assert "Submission 1: scored" in sent.text and f"{PUBLIC[SAMPLE]:.6f}" in sent.text
+    assert "Submission 2: rejected" in broken.text
+    assert "semi.csv: line 1: the columns are separated by &#x27;;&#x27;" in broken.text
+
+
+def test_the_page_s_form_checks_the_token_before_it_keeps_a_byte(live: Live) -> None:
+    with httpx.Client(base_url=live.url, timeout=120) as page:
+        wrong = page.post(
+            "/upload", data={"token": "x" * 43}, files={"file": ("a.csv", SAMPLE.read_bytes())}
+        )
+        missing = page.post("/upload", files={"file": ("a.csv", SAMPLE.read_bytes())})
+    assert wrong.status_code == missing.status_code == 401
+    assert "token" in wrong.text
+    assert list((live.folder / "uploads").iterdir()) == []

@@ -15,10 +15,13 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scorer.errors import ScorerError
 from scorer.leaderboard.boards import Phase, iso
@@ -198,6 +201,35 @@ def _pick_error(request: Request, exc: Exception) -> Response:
     return error(400, exc.code, str(exc))
 
 
+#: Sent with every answer: pages load nothing from elsewhere, run no script, post forms only
+#: here, are framed by no other site, and send no address on; nothing is sniffed.
+HEADERS = {
+    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; "
+    "img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "x-frame-options": "DENY",
+    "cache-control": "no-store",
+}
+
+
+class Guarded:
+    """The app with `HEADERS` on every answer."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in HEADERS.items():
+                    headers[name] = value
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+
 def build(folder: Path, server: Server | None = None, *, start: bool = True) -> Starlette:
     """The app of a server folder. `start`: run the scoring loop while the app runs (off in
     the tests that drive the app without scoring)."""
@@ -217,6 +249,7 @@ def build(folder: Path, server: Server | None = None, *, start: bool = True) -> 
     app = Starlette(
         routes=[Mount("/api/v1", routes=api(server)), *pages(server)],
         lifespan=lifespan,
+        middleware=[Middleware(Guarded)],
         exception_handlers={
             HTTPException: _http,
             ServeError: _serve_error,

@@ -20,7 +20,7 @@ from scorer.leaderboard.names import escaped
 from scorer.leaderboard.page import boards_html, document
 from scorer.serve.server import ServeError, Server, utc
 from scorer.serve.store import FINAL, Entry, PickError, Team
-from scorer.serve.uploads import UploadError, discard, receive
+from scorer.serve.uploads import UploadError, receive
 
 #: How long the upload form waits for its verdict before it shows the upload as queued.
 WAIT = 60.0
@@ -158,6 +158,14 @@ def pages(server: Server) -> list[Route]:
 
     async def upload(request: Request) -> Response:
         now = utc()
+        admitted: list[Team] = []
+
+        def admit(fields: dict[str, str]) -> None:
+            """The form's token, checked before its file is read: a team that may upload."""
+            team = server.team(fields.get("token"))
+            server.may_upload(team, now)
+            admitted.append(team)
+
         try:
             stored = await receive(
                 request.headers.get("content-type", ""),
@@ -165,18 +173,15 @@ def pages(server: Server) -> list[Route]:
                 server.folder,
                 server.uploads,
                 server.max_upload,
+                admit,
             )
+            ident, _ = await run_in_threadpool(server.accept, admitted[0], now, stored)
         except UploadError as exc:
             return refusal(exc.status, exc.message)
-        try:
-            team = await run_in_threadpool(server.team, stored.fields.get("token"))
-            await run_in_threadpool(server.may_upload, team, now)
-            ident, _ = await run_in_threadpool(server.accept, team, now, stored)
         except ServeError as exc:
-            discard(server.folder, stored)
             return refusal(exc.status, exc.message)
-        entry = await _verdict(server, team, ident)
-        page = team_page(server, team, stored.fields.get("token", ""), verdict_html(entry))
+        entry = await _verdict(server, admitted[0], ident)
+        page = team_page(server, admitted[0], stored.fields.get("token", ""), verdict_html(entry))
         return HTMLResponse(page)
 
     async def team(request: Request) -> Response:

@@ -9,7 +9,7 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from io import BufferedWriter
 from pathlib import Path
@@ -64,18 +64,26 @@ def too_large(most: int) -> UploadError:
 
 
 async def receive(
-    content_type: str, body: AsyncIterator[bytes], folder: Path, uploads: str, most: int
+    content_type: str,
+    body: AsyncIterator[bytes],
+    folder: Path,
+    uploads: str,
+    most: int,
+    admit: Callable[[dict[str, str]], object] | None = None,
 ) -> Upload:
     """Stream the `file` field of a multipart body into a new file under `folder/uploads`;
     the file, fsynced, with the sha256 and size of its bytes. Anything else, a second file or
-    a body past `most` bytes of file is an `UploadError`, and no file is left behind."""
+    a body past `most` bytes of file is an `UploadError`, and no file is left behind.
+
+    `admit` is called with the fields read so far when the file begins (a form sends its
+    token first): whatever it raises stops the upload before a byte of the file is kept."""
     kind, options = parse_options_header(content_type)
     boundary = options.get(b"boundary")
     if kind != b"multipart/form-data" or not boundary:
         raise UploadError(400, "not_multipart", "expected a multipart/form-data body")
     home = folder / uploads / secrets.token_hex(16)  # a folder of its own, never reused
     home.mkdir(mode=0o700)
-    state = _Part(home, most)
+    state = _Part(home, most, admit)
     parser = MultipartParser(boundary, state.callbacks())
     try:
         async for chunk in body:
@@ -130,15 +138,17 @@ def _sync_folder(folder: Path) -> None:
 class _Part:
     """The parser's callbacks: headers of each part, and the file part's bytes to disk."""
 
-    def __init__(self, home: Path, most: int) -> None:
-        self.home, self.most = home, most
+    def __init__(
+        self, home: Path, most: int, admit: Callable[[dict[str, str]], object] | None
+    ) -> None:
+        self.home, self.most, self.admit = home, most, admit
         self.target = home / "submission"
         self.suffix = ""
         self.handle: BufferedWriter | None = None
         self.hashed = hashlib.sha256()
         self.size = 0
         self.done = False
-        self.error: UploadError | None = None
+        self.error: Exception | None = None
         self._field, self._value = b"", b""
         self._headers: dict[bytes, bytes] = {}
         self._is_file = False
@@ -178,6 +188,12 @@ class _Part:
         if self.handle is not None:
             self.error = UploadError(400, "two_files", "expected one file; the body holds two")
             return
+        if self.admit is not None:
+            try:
+                self.admit({k: v.decode("utf-8", "replace") for k, v in self.fields.items()})
+            except Exception as exc:  # the caller's refusal: `receive` raises it
+                self.error = exc
+                return
         self._is_file = True
         name = stored_name(options.get(b"filename", b"").decode("utf-8", "replace"))
         self.target, self.suffix = self.home / name, suffix_of(name)
