@@ -15,6 +15,9 @@ from typing import Any
 
 import httpx
 
+from scorer.leaderboard.boards import iso
+from scorer.leaderboard.store import Store
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 SOLUTION = DATA / "solution.csv"
@@ -114,14 +117,19 @@ class Live:
         return self.verdict(team, answer.json()["id"])
 
     def settle(self, timeout: float = 120) -> None:
-        """Wait until every submission has its verdict and the boards show them all."""
+        """Wait until every submission has its verdict and the board served is the one of
+        the leaderboard database's last run (the server builds it after the run)."""
         deadline = time.monotonic() + timeout
         with self.client("admin") as client:
             while time.monotonic() < deadline:
                 rows = client.get("/admin/submissions").json()["submissions"]
                 board = client.get("/leaderboard").json()
-                if all(r["status"] in FINAL for r in rows) and board["stale"] is None:
-                    return
+                with Store(self.folder / "board.sqlite", create=False) as store:
+                    run = store.published()
+                latest = None if run is None or run.finished_at is None else iso(run.finished_at)
+                if all(r["status"] in FINAL for r in rows) and board["as_of"] == latest:
+                    if board["stale"] is None:
+                        return
                 time.sleep(0.2)
         raise AssertionError("the server did not settle")
 

@@ -135,8 +135,8 @@ class Scoring:
 
     def _run(self, board: Board, jobs: list[Job]) -> None:
         """One leaderboard run over every submission on the boards and the claimed jobs; the
-        jobs get their verdicts once the boards show them, so that a team never sees a
-        score its board does not have yet."""
+        jobs get their verdicts once the run is the boards' (the leaderboard database has
+        them), then the boards shown are built anew."""
         entries = [e for e in self.store.entries() if on_board(e)]
         claimed = {job.id for job in jobs}
         try:
@@ -157,10 +157,10 @@ class Scoring:
             for ident in claimed:
                 self.store.finish_job(ident, Status.FAILED, None, failed, None, utc_now())
             return
+        for entry, outcome in zip(entries, result.outcomes, strict=True):
+            if entry.id in claimed:
+                self.store.finish_job(entry.id, *verdict(outcome), utc_now())
         try:
             self.published()
         except Exception:  # the boards are built again when asked for: the verdicts stand
             traceback.print_exc(file=sys.stderr)
-        for entry, outcome in zip(entries, result.outcomes, strict=True):
-            if entry.id in claimed:
-                self.store.finish_job(entry.id, *verdict(outcome), utc_now())

@@ -5,18 +5,18 @@ refusal is a `ServeError` with the status and code the routes answer with."""
 from __future__ import annotations
 
 import shutil
-import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from scorer.competition import LOST_ITEMS, Competition
 from scorer.leaderboard.batch import Isolation
-from scorer.leaderboard.boards import Boards, Phase, build, iso
+from scorer.leaderboard.boards import Boards, Phase, iso
 from scorer.leaderboard.store import Store as Board
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, Judge, judge
 from scorer.serve import site
 from scorer.serve.jobs import BOARD, Scoring
+from scorer.serve.shown import Shown
 from scorer.serve.store import Entry, Quota, Team
 from scorer.serve.tokens import digest, matches
 from scorer.serve.uploads import Upload, discard
@@ -85,8 +85,7 @@ class Server:
             folder / site.SOLUTION,
             published=self._warm,
         )
-        self._shown: dict[tuple[int | None, Phase, datetime | None], Boards] = {}
-        self._lock = threading.Lock()
+        self.shown = Shown(folder / BOARD)
 
     def start(self) -> None:
         self.sweep()
@@ -192,21 +191,11 @@ class Server:
         """The boards a phase shows; the final ones only after the reveal."""
         if phase is Phase.FINAL and self.phase() is not Phase.FINAL:
             raise ServeError(403, "not_revealed", "the final leaderboard is not revealed yet")
-        before = self.frozen(utc()) if phase is Phase.PUBLIC else None
-        with self._lock, Board(self.folder / BOARD, create=False) as board:
-            shown = board.published()
-            key = (None if shown is None else shown.id, phase, before)
-            if key not in self._shown:
-                board.db.execute("BEGIN")  # one snapshot, whatever a run writes meanwhile
-                try:
-                    self._shown[key] = build(board, phase, before=before)
-                finally:
-                    board.db.execute("ROLLBACK")
-            return self._shown[key]
+        return self.shown.get((phase, self.frozen(utc()) if phase is Phase.PUBLIC else None))
 
     def _warm(self) -> None:
         """After each run: the public boards are built before anyone asks for them."""
-        self.boards(Phase.PUBLIC)
+        self.shown.build((Phase.PUBLIC, self.frozen(utc())))
 
     def reveal(self) -> str:
         return self.store.reveal(utc())
