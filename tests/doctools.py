@@ -165,8 +165,9 @@ JSON_STATUS = {"ok": 0, "rejected": 1, "error": 2, "interrupted": 130}
 def matches(output: str, expected: str) -> bool:
     """Equal text, except that a folder made by `mktemp -d` has another name on every run, so
     does a duration at the end of a line (`in 0.02 s`), a token `scorer serve` shows and a
-    moment a server stamps, and numbers printed with every digit may differ in the last bits (by at most 1e-12): a change
-    in a summation order of the core is not a change in the document."""
+    moment a server stamps, and numbers printed with every digit may differ in the last bits
+    (by at most 1e-12): a change in a summation order of the core is not a change in the
+    document."""
     output, expected = (
         MOMENT.sub(
             "MOMENT",
@@ -241,7 +242,9 @@ def run(
     markers. A `TMPDIR` of `env` reads as `/tmp` in the outputs, as in a reader's terminal."""
     marker = f"@@@ {uuid.uuid4().hex}"
     # a command a document runs in the background (`scorer serve run … &`) ends with it
-    script = "trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT\n" + "".join(f'{line}\nprintf \'\\n{marker} %s %s\\n\' "$?" "$PWD"\n' for line in lines)
+    script = "trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT\n" + "".join(
+        f'{line}\nprintf \'\\n{marker} %s %s\\n\' "$?" "$PWD"\n' for line in lines
+    )
     done = subprocess.run(
         ["bash", "-c", script],
         cwd=cwd,

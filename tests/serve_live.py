@@ -65,9 +65,9 @@ class Live:
 
     def start(self, *options: str) -> Live:
         handle = self.log.open("a")
+        listen = ["--port", str(self.port), *options]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "scorer", "serve", "run", str(self.folder)]
-            + ["--port", str(self.port), *options],
+            [sys.executable, "-m", "scorer", "serve", "run", self.folder, *listen],
             stdout=handle,
             stderr=subprocess.STDOUT,
             text=True,
@@ -99,7 +99,9 @@ class Live:
 
     def upload(self, team: str, path: Path, name: str | None = None) -> httpx.Response:
         with self.client(team) as client:
-            return client.post("/submissions", files={"file": (name or path.name, path.read_bytes())})
+            return client.post(
+                "/submissions", files={"file": (name or path.name, path.read_bytes())}
+            )
 
     def verdict(self, team: str, ident: int, timeout: float = 120) -> dict[str, Any]:
         """A submission once it has its verdict."""
@@ -127,9 +129,9 @@ class Live:
                 with Store(self.folder / "board.sqlite", create=False) as store:
                     run = store.published()
                 latest = None if run is None or run.finished_at is None else iso(run.finished_at)
-                if all(r["status"] in FINAL for r in rows) and board["as_of"] == latest:
-                    if board["stale"] is None:
-                        return
+                done = all(r["status"] in FINAL for r in rows)
+                if done and board["as_of"] == latest and board["stale"] is None:
+                    return
                 time.sleep(0.2)
         raise AssertionError("the server did not settle")
 

@@ -301,7 +301,13 @@ def test_the_export_rescored_gives_the_server_s_boards_to_the_bit(
     out, db = tmp_path / "export", tmp_path / "rescored.sqlite"
     scorer("serve", "export", live.folder, "--out", out)
     scored = scorer(
-        "leaderboard", "score", out / "manifest.csv", "--solution", SOLUTION, "--db", db,
+        "leaderboard",
+        "score",
+        out / "manifest.csv",
+        "--solution",
+        SOLUTION,
+        "--db",
+        db,
         check=False,
     )
     assert scored.returncode == 0, scored.stderr  # the broken file is a rejection, not a failure

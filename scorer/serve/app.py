@@ -173,32 +173,20 @@ def api(server: Server) -> list[Route]:
     ]
 
 
-def _failed(request: Request, exc: Exception) -> Response:
-    """Anything unforeseen: told to the organiser on stderr, a bare 500 to the client."""
+def answer(request: Request, exc: Exception) -> Response:
+    """Every refusal as the one error shape; anything unforeseen is told to the organiser on
+    stderr, and the client gets a bare 500."""
+    if isinstance(exc, ServeError):
+        return error(exc.status, exc.code, exc.message, **exc.extra)
+    if isinstance(exc, PickError):
+        return error(400, exc.code, str(exc))
+    if isinstance(exc, ScorerError):  # the library refused: a team name taken, or refused
+        return error(400, str(exc.failure), str(exc))
+    if isinstance(exc, HTTPException):
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return error(exc.status_code, code, str(exc.detail))
     traceback.print_exception(exc, file=sys.stderr)
     return error(500, "internal_error", "the server failed; the organiser has the details")
-
-
-def _http(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
-    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-    return error(exc.status_code, code, str(exc.detail))
-
-
-def _serve_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ServeError)
-    return error(exc.status, exc.code, exc.message, **exc.extra)
-
-
-def _scorer_error(request: Request, exc: Exception) -> Response:
-    """A request the library refused (a team name taken or refused): the CLI's words."""
-    assert isinstance(exc, ScorerError)
-    return error(400, str(exc.failure), str(exc))
-
-
-def _pick_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, PickError)
-    return error(400, exc.code, str(exc))
 
 
 #: Sent with every answer: pages load nothing from elsewhere, run no script, post forms only
@@ -251,11 +239,7 @@ def build(folder: Path, server: Server | None = None, *, start: bool = True) -> 
         lifespan=lifespan,
         middleware=[Middleware(Guarded)],
         exception_handlers={
-            HTTPException: _http,
-            ServeError: _serve_error,
-            PickError: _pick_error,
-            ScorerError: _scorer_error,
-            Exception: _failed,
+            kind: answer for kind in (HTTPException, ServeError, PickError, ScorerError, Exception)
         },
     )
     app.state.server = server
