@@ -64,7 +64,7 @@ def test_fifty_concurrent_uploads_against_a_limit_of_five_accept_exactly_five(
 
 
 def finish(store: SqliteStore, status: Status, counted: Counted | None) -> int:
-    (job,) = store.claim_jobs(NOW)
+    (job,) = store.claim_jobs(NOW, 10)
     assert store.finish_job(job.id, status, None, None, counted, NOW)
     return job.id
 
@@ -106,13 +106,13 @@ def test_a_job_left_scoring_is_queued_again_and_finished_once(tmp_path: Path) ->
     store, team = store_with_team(tmp_path, Limits())
     accepted = store.accept_upload(team, NOW, "a" * 64, 1, "u/a")
     assert accepted.id is not None
-    assert store.claim_jobs(NOW) != []
+    assert store.claim_jobs(NOW, 10) != []
     # a server restarted after kill -9 opens the file afresh
     restarted = SqliteStore(tmp_path / "serve.db", Limits())
     assert restarted.requeue_stale() == 1
-    (job,) = restarted.claim_jobs(NOW)
+    (job,) = restarted.claim_jobs(NOW, 10)
     assert job.id == accepted.id
-    assert restarted.claim_jobs(NOW) == []
+    assert restarted.claim_jobs(NOW, 10) == []
     assert restarted.finish_job(job.id, Status.SCORED, 0.5, None, Counted.DAILY, NOW)
     assert not restarted.finish_job(job.id, Status.FAILED, None, None, None, NOW)
     entry = restarted.entry(job.id)
@@ -125,7 +125,7 @@ def test_picks_are_the_team_s_own_scored_submissions_all_or_nothing(tmp_path: Pa
     other = store.add_team("beta", digest(new_token()), NOW)
     ids = [store.accept_upload(team, NOW, c * 64, 1, f"u/{c}").id for c in "abc"]
     theirs = store.accept_upload(other, NOW, "d" * 64, 1, "u/d").id
-    for ident in store.claim_jobs(NOW):
+    for ident in store.claim_jobs(NOW, 10):
         status = Status.REJECTED if ident.id == ids[2] else Status.SCORED
         store.finish_job(ident.id, status, 0.1, None, Counted.DAILY, NOW)
     assert store.set_picks(team, [ids[1], ids[0], ids[0]], 2, NOW) == sorted(ids[:2])
@@ -155,3 +155,11 @@ def test_the_reveal_happens_once(tmp_path: Path) -> None:
     first = store.reveal(NOW)
     assert store.reveal(NOW + timedelta(hours=1)) == first == NOW.isoformat()
     assert [row["event"] for row in store.audit()].count("reveal") == 1
+
+
+def test_jobs_are_claimed_oldest_first_as_many_as_asked(tmp_path: Path) -> None:
+    store, team = store_with_team(tmp_path, Limits(daily=None))
+    ids = [store.accept_upload(team, NOW, c * 64, 1, f"u/{c}").id for c in "abc"]
+    assert [job.id for job in store.claim_jobs(NOW, 2)] == ids[:2]
+    assert [job.id for job in store.claim_jobs(NOW, 2)] == ids[2:]
+    assert store.claim_jobs(NOW, 2) == []

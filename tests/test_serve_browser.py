@@ -282,7 +282,7 @@ def board_page(served: Live) -> tuple[str, list[str]]:
     for team, name in BOARD_TEAMS:  # through the API, each scored before the next
         verdict = served.scored(team, DATA / f"{name}_submission.csv")
         assert (verdict["status"], verdict["public_score"]) == ("scored", public_score(name))
-    served.settle()  # a verdict is the team's before the run that made it publishes the board
+    served.settle()  # every verdict given, and the board shows them all
     board = httpx.get(f"{served.url}/api/v1/leaderboard", timeout=LOAD).json()
     teams = [row["team"] for row in board["public"]["rows"]]
     return httpx.get(f"{served.url}/", timeout=LOAD).text, teams

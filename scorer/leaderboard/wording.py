@@ -57,6 +57,8 @@ def when(row: Row) -> str:
 def title(board: Board) -> str:
     metric = board.metric.upper()
     split = "Public" if board.name == Split.PUBLIC else "Private"
+    if not board.rows:  # the users a board counts are those every ranked team scored on
+        return f"{split} leaderboard — {metric}"
     return f"{split} leaderboard — {metric} on {board.users:,} {board.name} users"
 
 

@@ -123,10 +123,13 @@ class Scoring:
             while not self.cancel.is_set():
                 self._wake.clear()
                 try:
-                    jobs = self.store.claim_jobs(utc_now())
+                    # as many as the workers judge at once: a verdict waits for no more
+                    jobs = self.store.claim_jobs(utc_now(), max(1, self.isolation.workers))
                     if jobs or self._again.is_set():
                         self._again.clear()
                         self._run(board, jobs)
+                        if jobs:
+                            self._wake.set()  # more may be queued: no pause before the next
                 except Exception:  # the store refused (a full disk): told, tried again
                     traceback.print_exc(file=sys.stderr)
                     self._again.set()

@@ -181,7 +181,8 @@ def pages(server: Server) -> list[Route]:
         except ServeError as exc:
             return refusal(exc.status, exc.message)
         entry = await _verdict(server, admitted[0], ident)
-        page = team_page(server, admitted[0], stored.fields.get("token", ""), verdict_html(entry))
+        token = stored.fields.get("token", "")
+        page = await run_in_threadpool(team_page, server, admitted[0], token, verdict_html(entry))
         return HTMLResponse(page)
 
     async def team(request: Request) -> Response:

@@ -194,8 +194,9 @@ class Server:
         return self.shown.get((phase, self.frozen(utc()) if phase is Phase.PUBLIC else None))
 
     def _warm(self) -> None:
-        """After each run: the public boards are built before anyone asks for them."""
-        self.shown.build((Phase.PUBLIC, self.frozen(utc())))
+        """After each run: the public boards are built, in a thread of their own, before
+        anyone asks for them (the scoring goes on meanwhile)."""
+        self.shown.refresh((Phase.PUBLIC, self.frozen(utc())))
 
     def reveal(self) -> str:
         return self.store.reveal(utc())

@@ -35,9 +35,14 @@ class Shown:
             found = self._built.get(key)
         if found is None:
             return self.build(key)
-        if found[0] != (None if latest is None else latest.id) and not self._busy(key):
-            threading.Thread(target=self.build, args=(key,), daemon=True).start()
+        if found[0] != (None if latest is None else latest.id):
+            self.refresh(key)
         return found[1]
+
+    def refresh(self, key: Key) -> None:
+        """Build the boards anew in a thread of its own, unless a build is under way."""
+        if not self._busy(key):
+            threading.Thread(target=self.build, args=(key,), daemon=True).start()
 
     def _busy(self, key: Key) -> bool:
         with self._lock:

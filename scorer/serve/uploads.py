@@ -15,6 +15,7 @@ from io import BufferedWriter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from anyio import to_thread
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 if TYPE_CHECKING:
@@ -26,6 +27,9 @@ SUFFIXES = (".csv.gz", ".csv", ".parquet", ".zip", ".gz")
 
 #: A file name kept as it is: letters, digits, `.`, `_` and `-`, at most 100 of them.
 _PLAIN = re.compile(r"[A-Za-z0-9._-]{1,100}")
+
+#: How much of a body is handed to the thread that parses and writes it at a time.
+BATCH = 1 << 20
 
 #: The form field that carries the file.
 FIELD = b"file"
@@ -85,21 +89,24 @@ async def receive(
     home.mkdir(mode=0o700)
     state = _Part(home, most, admit)
     parser = MultipartParser(boundary, state.callbacks())
-    try:
-        async for chunk in body:
+
+    def parse(chunks: list[bytes]) -> None:
+        for chunk in chunks:
             parser.write(chunk)
             if state.error is not None:
                 raise state.error
-        parser.finalize()
-        if state.error is not None:
-            raise state.error
-        if state.handle is None or not state.done:
-            raise UploadError(400, "no_file", "expected the file in a form field named 'file'")
-        state.handle.flush()
-        os.fsync(state.handle.fileno())
-        state.handle.close()
-        _sync_folder(home)
-        _sync_folder(home.parent)
+
+    try:
+        # parsed, hashed and written in a worker thread, a mebibyte at a time: the event loop
+        # goes on answering other requests meanwhile
+        waiting: list[bytes] = []
+        async for chunk in body:
+            waiting.append(chunk)
+            if sum(map(len, waiting)) >= BATCH:
+                await to_thread.run_sync(parse, waiting)
+                waiting = []
+        await to_thread.run_sync(parse, waiting)
+        await to_thread.run_sync(state.finish, parser)
         fields = {k: v.decode("utf-8", "replace") for k, v in state.fields.items()}
         path = f"{uploads}/{home.name}/{state.target.name}"
         return Upload(path, state.suffix, state.hashed.hexdigest(), state.size, fields)
@@ -223,6 +230,19 @@ class _Part:
         if self._is_file:
             self.done = True
             self._is_file = False
+
+    def finish(self, parser: MultipartParser) -> None:
+        """The body's end: the file complete, on disk, and its folder too."""
+        parser.finalize()
+        if self.error is not None:
+            raise self.error
+        if self.handle is None or not self.done:
+            raise UploadError(400, "no_file", "expected the file in a form field named 'file'")
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+        self.handle.close()
+        _sync_folder(self.home)
+        _sync_folder(self.home.parent)
 
     def discard(self) -> None:
         if self.handle is not None:
