@@ -120,3 +120,4 @@ def test_after_the_reveal_the_same_crawl_finds_the_private_scores(live: Live) ->
     board = seen[f"anonymous GET {live.url}/api/v1/leaderboard?phase=final"]
     best = max(score(path, SOLUTION).private for path in (SAMPLE, POPULAR))
     assert re.search(re.escape(repr(best)), board)
+    assert f"{best:.6f}" in seen[f"anonymous GET {live.url}/"]  # the page shows both boards

@@ -8,6 +8,7 @@ ones are judged, and the boards are those `scorer leaderboard score` gives on th
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 import traceback
@@ -87,13 +88,7 @@ class Scoring:
         self.folder, self.store, self.competition = folder, store, competition
         self.solution = solution
         self.cancel = threading.Event()
-        self.isolation = Isolation(
-            workers=isolation.workers,
-            budget=isolation.budget,
-            timeout=isolation.timeout,
-            judge=isolation.judge,
-            cancel=self.cancel,
-        )
+        self.isolation = dataclasses.replace(isolation, cancel=self.cancel)
         #: Called after each run that published new boards (the web app's cache).
         self.published = published
         self._wake = threading.Event()
@@ -123,8 +118,7 @@ class Scoring:
             while not self.cancel.is_set():
                 self._wake.clear()
                 try:
-                    # as many as the workers judge at once: a verdict waits for no more
-                    jobs = self.store.claim_jobs(utc_now(), max(1, self.isolation.workers))
+                    jobs = self.store.claim_jobs(utc_now())  # all queued: one run judges them
                     if jobs or self._again.is_set():
                         self._again.clear()
                         self._run(board, jobs)
@@ -137,13 +131,20 @@ class Scoring:
                 self._wake.wait(IDLE)
 
     def _run(self, board: Board, jobs: list[Job]) -> None:
-        """One leaderboard run over every submission on the boards and the claimed jobs; the
-        jobs get their verdicts once the run is the boards' (the leaderboard database has
-        them), then the boards shown are built anew."""
+        """One leaderboard run over every submission on the boards and the claimed jobs. Each
+        job gets its verdict as soon as the run has it (a queue behind it does not delay it);
+        the boards show the run once it is over, and are built anew then."""
         entries = [e for e in self.store.entries() if on_board(e)]
+        ids = {e.name: e.id for e in entries}
         claimed = {job.id for job in jobs}
+
+        def progress(done: int, total: int, outcome: Outcome | None) -> None:
+            if outcome is not None and ids[outcome.path] in claimed:
+                claimed.discard(ids[outcome.path])
+                self.store.finish_job(ids[outcome.path], *verdict(outcome), utc_now())
+
         try:
-            result = score_entries(
+            score_entries(
                 [submission(e, self.folder) for e in entries],
                 self.solution,
                 board,
@@ -151,6 +152,7 @@ class Scoring:
                 isolation=self.isolation,
                 force=True,  # the solution was checked at init: rejections are the teams'
                 content_hashes=[e.sha256 for e in entries],
+                progress=progress,
             )
         except Cancelled:
             return  # stopping: the claimed jobs are queued again at the next start
@@ -160,9 +162,6 @@ class Scoring:
             for ident in claimed:
                 self.store.finish_job(ident, Status.FAILED, None, failed, None, utc_now())
             return
-        for entry, outcome in zip(entries, result.outcomes, strict=True):
-            if entry.id in claimed:
-                self.store.finish_job(entry.id, *verdict(outcome), utc_now())
         try:
             self.published()
         except Exception:  # the boards are built again when asked for: the verdicts stand

@@ -58,7 +58,7 @@ def rules(server: Server) -> list[str]:
 
 
 def competition_page(server: Server) -> str:
-    boards = server.boards(Phase.PUBLIC)
+    boards = server.boards(server.phase())  # after the reveal: both boards
     now = utc()
     frozen = server.frozen(now)
     heading = server.settings.title

@@ -150,15 +150,15 @@ class SqliteStore:
     def refuse_upload(self, team: int, now: datetime, detail: dict[str, Any]) -> None:
         self.log(now, "upload_refused", {"team": team, **detail})  # the detail's name wins
 
-    def claim_jobs(self, now: datetime, most: int) -> list[Job]:
-        """The `most` oldest queued submissions, now `scoring` (PostgreSQL will use SKIP
-        LOCKED; here the write lock serialises claims)."""
+    def claim_jobs(self, now: datetime, most: int | None = None) -> list[Job]:
+        """The `most` oldest queued submissions (all without it), now `scoring` (PostgreSQL
+        will use SKIP LOCKED; here the write lock serialises claims)."""
         with self._write() as db:
             rows = db.execute(
                 "UPDATE submissions SET status = 'scoring' WHERE id IN (SELECT id FROM"
                 " submissions WHERE status = 'queued' ORDER BY id LIMIT ?)"
                 " RETURNING id, team, path",
-                (most,),
+                (-1 if most is None else most,),  # LIMIT -1: no limit
             ).fetchall()
         return sorted(Job(int(i), int(t), str(p)) for i, t, p in rows)
 
