@@ -232,10 +232,11 @@ def test_kill_9_while_scoring_loses_nothing_and_counts_nothing_twice(live: Live)
     ids = [live.upload("alpha", SAMPLE).json()["id"], live.upload("beta", POPULAR).json()["id"]]
     with live.client("alpha") as alpha:
         deadline = time.monotonic() + 30
-        while alpha.get(f"/submissions/{ids[0]}").json()["status"] == "queued":
+        while (status := alpha.get(f"/submissions/{ids[0]}").json()["status"]) == "queued":
             assert time.monotonic() < deadline
             time.sleep(0.01)
     live.stop(signal.SIGKILL)
+    assert status == "scoring"  # killed while its worker judged it (a worker starts in ~1 s)
     live.start()
     assert live.verdict("alpha", ids[0])["status"] == "scored"
     assert live.verdict("beta", ids[1])["status"] == "scored"
