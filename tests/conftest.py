@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import typer
 import typer.testing
+from postgres_cluster import Unavailable, cluster
 
 import scorer
 from scorer.cli import app
@@ -19,6 +20,16 @@ from scorer.leaderboard.manifest import read_log
 from scorer.leaderboard.worker import Task
 from scorer.read import DEFAULT_LIMITS
 from scorer.scoring import NoLost
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster for the session (`postgres_cluster`); its URL."""
+    try:
+        with cluster() as url:
+            yield url
+    except Unavailable as why:
+        pytest.skip(f"PostgreSQL cannot be started here: {why}")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,23 +1,39 @@
-"""The serve store and tokens: limits decided in one transaction, jobs claimed and requeued."""
+"""The serve stores and tokens: limits decided in one transaction, jobs claimed and requeued,
+picks, the audit log, the reveal. One suite for every store: SQLite, and PostgreSQL in a
+throwaway cluster (skipped, with the reason, where none can be started)."""
 
 from __future__ import annotations
 
-import sqlite3
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from postgres_cluster import new_database
 
+from scorer.serve.postgres import PostgresStore
+from scorer.serve.sql import SqlStore, TeamTaken
 from scorer.serve.sqlite import SqliteStore
 from scorer.serve.store import Counted, Limits, PickError, Quota, Status
 from scorer.serve.tokens import digest, matches, new_token
 
 NOW = datetime(2026, 12, 4, 17, 0, tzinfo=UTC)
 
+#: A store of a kind, opened on one database (again on each call, as a restart opens it).
+Opens = Callable[[Limits], SqlStore]
 
-def store_with_team(tmp_path: Path, limits: Limits) -> tuple[SqliteStore, int]:
-    store = SqliteStore(tmp_path / "serve.db", limits)
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def opens(request: pytest.FixtureRequest, tmp_path: Path) -> Opens:
+    if request.param == "sqlite":
+        return lambda limits: SqliteStore(tmp_path / "serve.db", limits)
+    url = new_database(request.getfixturevalue("postgres"))
+    return lambda limits: PostgresStore(url, limits)
+
+
+def store_with_team(opens: Opens, limits: Limits) -> tuple[SqlStore, int]:
+    store = opens(limits)
     return store, store.add_team("alpha", digest(new_token()), NOW)
 
 
@@ -29,19 +45,19 @@ def test_tokens_are_random_and_stored_as_their_digest() -> None:
     assert not matches(token + "x", digest(token))
 
 
-def test_a_token_finds_its_team_and_an_unknown_one_none(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "serve.db", Limits())
+def test_a_token_finds_its_team_and_an_unknown_one_none(opens: Opens) -> None:
+    store = opens(Limits())
     token = new_token()
     team = store.add_team("alpha", digest(token), NOW)
     found = store.team_of(digest(token))
     assert found is not None and (found.id, found.name) == (team, "alpha")
     assert store.team_of(digest(new_token())) is None
+    with pytest.raises(TeamTaken):
+        store.add_team("alpha", digest(new_token()), NOW)
 
 
-def test_fifty_concurrent_uploads_against_a_limit_of_five_accept_exactly_five(
-    tmp_path: Path,
-) -> None:
-    store, team = store_with_team(tmp_path, Limits(daily=5))
+def test_fifty_concurrent_uploads_against_a_limit_of_five_accept_exactly_five(opens: Opens) -> None:
+    store, team = store_with_team(opens, Limits(daily=5))
     ids: list[int | None] = []
     lock = threading.Lock()
 
@@ -63,16 +79,14 @@ def test_fifty_concurrent_uploads_against_a_limit_of_five_accept_exactly_five(
     assert events.count("upload") == 5
 
 
-def finish(store: SqliteStore, status: Status, counted: Counted | None) -> int:
+def finish(store: SqlStore, status: Status, counted: Counted | None) -> int:
     (job,) = store.claim_jobs(NOW, 10)
     assert store.finish_job(job.id, status, None, None, counted, NOW)
     return job.id
 
 
-def test_the_daily_limit_resets_at_utc_midnight_and_a_failure_is_refunded(
-    tmp_path: Path,
-) -> None:
-    store, team = store_with_team(tmp_path, Limits(daily=1))
+def test_the_daily_limit_resets_at_utc_midnight_and_a_failure_is_refunded(opens: Opens) -> None:
+    store, team = store_with_team(opens, Limits(daily=1))
     first = store.accept_upload(team, NOW, "a" * 64, 1, "u/a")
     assert first.id is not None and first.quota.remaining_today == 0
     assert first.quota.next_slot == datetime(2026, 12, 5, tzinfo=UTC)
@@ -84,8 +98,8 @@ def test_the_daily_limit_resets_at_utc_midnight_and_a_failure_is_refunded(
     assert store.accept_upload(team, tomorrow, "d" * 64, 1, "u/d").id is not None
 
 
-def test_rejected_uploads_count_toward_the_rejected_limit_not_the_day(tmp_path: Path) -> None:
-    store, team = store_with_team(tmp_path, Limits(daily=1, rejected=2, total=3))
+def test_rejected_uploads_count_toward_the_rejected_limit_not_the_day(opens: Opens) -> None:
+    store, team = store_with_team(opens, Limits(daily=1, rejected=2, total=3))
     store.accept_upload(team, NOW, "a" * 64, 1, "u/a")
     finish(store, Status.REJECTED, Counted.REJECTED)
     assert store.quota(team, NOW) == Quota(1, NOW)  # the day's slot is given back
@@ -95,20 +109,20 @@ def test_rejected_uploads_count_toward_the_rejected_limit_not_the_day(tmp_path: 
     assert store.accept_upload(team, NOW, "c" * 64, 1, "u/c").id is None
 
 
-def test_the_total_limit_counts_every_upload_but_the_refunded_ones(tmp_path: Path) -> None:
-    store, team = store_with_team(tmp_path, Limits(daily=None, rejected=None, total=2))
+def test_the_total_limit_counts_every_upload_but_the_refunded_ones(opens: Opens) -> None:
+    store, team = store_with_team(opens, Limits(daily=None, rejected=None, total=2))
     for sha in ("a", "b"):
         store.accept_upload(team, NOW, sha * 64, 1, f"u/{sha}")
     assert store.quota(team, NOW) == Quota(None, None, "total_limit")
 
 
-def test_a_job_left_scoring_is_queued_again_and_finished_once(tmp_path: Path) -> None:
-    store, team = store_with_team(tmp_path, Limits())
+def test_a_job_left_scoring_is_queued_again_and_finished_once(opens: Opens) -> None:
+    store, team = store_with_team(opens, Limits())
     accepted = store.accept_upload(team, NOW, "a" * 64, 1, "u/a")
     assert accepted.id is not None
     assert store.claim_jobs(NOW, 10) != []
     # a server restarted after kill -9 opens the file afresh
-    restarted = SqliteStore(tmp_path / "serve.db", Limits())
+    restarted = opens(Limits())
     assert restarted.requeue_stale() == 1
     (job,) = restarted.claim_jobs(NOW, 10)
     assert job.id == accepted.id
@@ -120,8 +134,8 @@ def test_a_job_left_scoring_is_queued_again_and_finished_once(tmp_path: Path) ->
     assert [row["event"] for row in restarted.audit()].count("verdict") == 1
 
 
-def test_picks_are_the_team_s_own_scored_submissions_all_or_nothing(tmp_path: Path) -> None:
-    store, team = store_with_team(tmp_path, Limits(daily=None))
+def test_picks_are_the_team_s_own_scored_submissions_all_or_nothing(opens: Opens) -> None:
+    store, team = store_with_team(opens, Limits(daily=None))
     other = store.add_team("beta", digest(new_token()), NOW)
     ids = [store.accept_upload(team, NOW, c * 64, 1, f"u/{c}").id for c in "abc"]
     theirs = store.accept_upload(other, NOW, "d" * 64, 1, "u/d").id
@@ -140,25 +154,24 @@ def test_picks_are_the_team_s_own_scored_submissions_all_or_nothing(tmp_path: Pa
     assert [e.id for e in store.entries(team) if e.selected] == sorted(ids[:2])
 
 
-def test_the_audit_log_is_append_only(tmp_path: Path) -> None:
-    store, _ = store_with_team(tmp_path, Limits())
-    db = sqlite3.connect(tmp_path / "serve.db")
+def test_the_audit_log_is_append_only(opens: Opens) -> None:
+    store, _ = store_with_team(opens, Limits())
     for statement in ("UPDATE audit SET event = 'x'", "DELETE FROM audit"):
-        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        with pytest.raises(Exception, match="append-only"), store._write() as db:
             db.execute(statement)
     assert [row["event"] for row in store.audit()] == ["team_added"]
 
 
-def test_the_reveal_happens_once(tmp_path: Path) -> None:
-    store, _ = store_with_team(tmp_path, Limits())
+def test_the_reveal_happens_once(opens: Opens) -> None:
+    store, _ = store_with_team(opens, Limits())
     assert store.revealed() is None
     first = store.reveal(NOW)
     assert store.reveal(NOW + timedelta(hours=1)) == first == NOW.isoformat()
     assert [row["event"] for row in store.audit()].count("reveal") == 1
 
 
-def test_jobs_are_claimed_oldest_first_as_many_as_asked(tmp_path: Path) -> None:
-    store, team = store_with_team(tmp_path, Limits(daily=None))
+def test_jobs_are_claimed_oldest_first_as_many_as_asked(opens: Opens) -> None:
+    store, team = store_with_team(opens, Limits(daily=None))
     ids = [store.accept_upload(team, NOW, c * 64, 1, f"u/{c}").id for c in "abc"]
     assert [job.id for job in store.claim_jobs(NOW, 2)] == ids[:2]
     assert [job.id for job in store.claim_jobs(NOW, 2)] == ids[2:]

@@ -8,11 +8,13 @@ import json
 import stat
 from pathlib import Path
 
+from postgres_cluster import new_database
 from typer.testing import CliRunner
 
 from scorer.cli import app
 from scorer.envelope import command_of
 from scorer.serve import site
+from scorer.serve.postgres import PostgresStore
 from scorer.serve.tokens import digest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,3 +118,23 @@ def test_the_title_is_the_competition_s_name_unless_given(tmp_path: Path) -> Non
     assert done.exit_code == 0, done.output  # type: ignore[attr-defined]
     assert site.settings_of(folder).title == "H&M-style"
     assert (folder / site.COMPETITION).read_text() == (hm / "competition.toml").read_text()
+
+
+def test_init_on_postgresql_refuses_another_address_and_a_dead_server(tmp_path: Path) -> None:
+    for url, said in [
+        ("mysql://x", "expected a postgresql:// address"),
+        ("postgresql://scorer@127.0.0.1:1/none?connect_timeout=2", "cannot use the database"),
+    ]:
+        done = serve("init", tmp_path / "srv", "--solution", SOLUTION, "--db", url)
+        assert done.exit_code == 2, done.output  # type: ignore[attr-defined]
+        assert said in done.output  # type: ignore[attr-defined]
+        assert not (tmp_path / "srv").exists()  # nothing half made
+
+
+def test_init_on_postgresql_keeps_the_store_in_the_database(tmp_path: Path, postgres: str) -> None:
+    url = new_database(postgres)
+    folder = tmp_path / "srv"
+    assert serve("init", folder, "--solution", SOLUTION, "--db", url).exit_code == 0  # type: ignore[attr-defined]
+    assert serve("team", "add", folder, "alpha").exit_code == 0  # type: ignore[attr-defined]
+    assert not (folder / "store.sqlite").exists()
+    assert PostgresStore(url, site.settings_of(folder).limits).teams() == [("alpha", False)]

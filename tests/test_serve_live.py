@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from postgres_cluster import new_database
 from serve_live import BROKEN, POPULAR, SAMPLE, SOLUTION, Live, scorer
 
 from scorer.api import score
@@ -380,3 +381,29 @@ def test_the_page_s_form_checks_the_token_before_it_keeps_a_byte(live: Live) -> 
     assert wrong.status_code == missing.status_code == 401
     assert "token" in wrong.text
     assert list((live.folder / "uploads").iterdir()) == []
+
+
+def test_a_server_whose_store_is_postgresql_keeps_the_limits_and_its_queue(
+    tmp_path: Path, postgres: str
+) -> None:
+    live = Live(tmp_path / "srv", "--db", new_database(postgres)).start()
+    try:
+        data = SAMPLE.read_bytes()
+
+        def upload(n: int) -> int:
+            with live.client("alpha") as client:
+                return client.post("/submissions", files={"file": (f"{n}.csv", data)}).status_code
+
+        with ThreadPoolExecutor(max_workers=20) as pool:
+            codes = list(pool.map(upload, range(20)))
+        assert codes.count(202) == 5 and codes.count(429) == 15
+        live.stop(signal.SIGKILL)  # whatever was being scored: queued again at the start
+        live.start()
+        live.settle()
+        with live.client("alpha") as alpha:
+            mine = alpha.get("/submissions").json()
+        assert [s["status"] for s in mine["submissions"]] == ["scored"] * 5
+        assert {s["public_score"] for s in mine["submissions"]} == {PUBLIC[SAMPLE]}
+        assert not (live.folder / "store.sqlite").exists()  # the store is the database
+    finally:
+        live.close()

@@ -45,6 +45,13 @@ def init(
     ] = MAX_SELECTED,
     freeze: Annotated[str | None, typer.Option(help="When the public board freezes (ISO).")] = None,
     end: Annotated[str | None, typer.Option(help="When uploads end (ISO, UTC).")] = None,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            metavar="URL",
+            help="A PostgreSQL database for the store (postgresql://…); default: SQLite in DIR.",
+        ),
+    ] = None,
     as_json: AsJson = False,
 ) -> None:
     """Make a new server folder: the solution checked and copied in, the limits, and the
@@ -58,6 +65,7 @@ def init(
             picks=picks,
             freeze=site.moment(freeze, "--freeze"),
             end=site.moment(end, "--end"),
+            db=db,
         )
         token = site.init(
             folder, solution, targets=targets, competition=competition, settings=settings

@@ -25,7 +25,8 @@ from scorer.leaderboard.results import Outcome
 from scorer.leaderboard.runs import KEPT_FAILURES
 from scorer.leaderboard.store import Store as Board
 from scorer.leaderboard.worker import Cancelled
-from scorer.serve.store import Counted, Entry, Job, Status, Store
+from scorer.serve.sql import SqlStore
+from scorer.serve.store import Counted, Entry, Job, Status
 
 #: The leaderboard database in the server's folder.
 BOARD = "board.sqlite"
@@ -79,7 +80,7 @@ class Scoring:
     def __init__(
         self,
         folder: Path,
-        store: Store,
+        store: SqlStore,
         competition: Competition,
         isolation: Isolation,
         solution: Path,

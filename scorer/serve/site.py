@@ -12,7 +12,6 @@ import io
 import json
 import os
 import shutil
-import sqlite3
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import read_solution, read_targets
 from scorer.errors import UsageError
 from scorer.leaderboard.names import name_issues, normal
+from scorer.serve.sql import SqlStore, TeamTaken
 from scorer.serve.sqlite import SqliteStore
 from scorer.serve.store import Limits
 from scorer.serve.tokens import digest, new_token
@@ -42,6 +42,8 @@ class Settings:
     freeze: str | None = None
     end: str | None = None
     admin_sha256: str = ""
+    #: The PostgreSQL database of the store (`postgresql://…`); None: SQLite in the folder.
+    db: str | None = None
 
     @property
     def limits(self) -> Limits:
@@ -99,7 +101,7 @@ def init(
         (folder / UPLOADS).mkdir()
         stored = {**asdict(settings), "admin_sha256": digest(token)}
         (folder / SETTINGS).write_text(json.dumps(stored, indent=2) + "\n", encoding="utf-8")
-        SqliteStore(folder / STORE, settings.limits)
+        open_store(folder, settings)  # its tables made, in the folder or the database
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -116,8 +118,29 @@ def settings_of(folder: Path) -> Settings:
         raise UsageError(f"{folder}: not a server folder (run `scorer serve init` first)") from None
 
 
-def store_of(folder: Path) -> SqliteStore:
-    return SqliteStore(folder / STORE, settings_of(folder).limits)
+def store_of(folder: Path) -> SqlStore:
+    return open_store(folder, settings_of(folder))
+
+
+def open_store(folder: Path, settings: Settings) -> SqlStore:
+    """The folder's store: SQLite in it, or the PostgreSQL database its settings name."""
+    if settings.db is None:
+        return SqliteStore(folder / STORE, settings.limits)
+    if not settings.db.startswith(("postgresql://", "postgres://")):
+        raise UsageError(f"--db {settings.db!r}: expected a postgresql:// address")
+    try:
+        from scorer.serve.postgres import PostgresStore
+
+        return PostgresStore(settings.db, settings.limits)
+    except ModuleNotFoundError as exc:
+        raise UsageError(
+            f"a PostgreSQL store needs psycopg ({exc.name} is missing): "
+            "pip install 'ranklist-scorer[postgres]'"
+        ) from None
+    except Exception as exc:  # psycopg's OperationalError: no server, a refused login
+        if type(exc).__module__.startswith("psycopg"):
+            raise UsageError(f"cannot use the database: {exc}") from None
+        raise
 
 
 def add_team(folder: Path, name: str, now: dt.datetime) -> str:
@@ -131,7 +154,7 @@ def add_team(folder: Path, name: str, now: dt.datetime) -> str:
     store, token = store_of(folder), new_token()
     try:
         store.add_team(name, digest(token), now)
-    except sqlite3.IntegrityError:
+    except TeamTaken:
         raise UsageError(f"{folder}: a team named {name!r} exists already") from None
     return token
 

@@ -1,5 +1,5 @@
-"""The `Store` interface every store implements (SQLite now, PostgreSQL in issue 25), and the
-rules of the limits, which are the same for every store."""
+"""What every store holds and answers (`sql.SqlStore` is the interface, SQLite and PostgreSQL
+its two dialects): a submission's life, the limits' rules, jobs, picks."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any
 
 
 class Status(StrEnum):
@@ -119,34 +119,6 @@ def report_text(report: dict[str, Any] | None) -> str | None:
     return None if report is None else json.dumps(report, sort_keys=True)
 
 
-#: The tables: times as ISO 8601 UTC text. The audit log is append-only: its triggers refuse
-#: any change or removal. Plain SQL but for the ids: SQLite numbers an `INTEGER PRIMARY KEY`
-#: itself, and the PostgreSQL store (issue 25) will declare them `GENERATED ALWAYS AS
-#: IDENTITY`.
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS teams (
-    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
-    token_sha256 TEXT NOT NULL UNIQUE, revoked INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS submissions (
-    id INTEGER PRIMARY KEY, team INTEGER NOT NULL REFERENCES teams(id),
-    submitted_at TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL,
-    path TEXT NOT NULL, suffix TEXT NOT NULL, status TEXT NOT NULL,
-    public_score DOUBLE PRECISION, report TEXT, counted TEXT, finished_at TEXT);
-CREATE INDEX IF NOT EXISTS submissions_team ON submissions(team, submitted_at);
-CREATE INDEX IF NOT EXISTS submissions_status ON submissions(status);
-CREATE TABLE IF NOT EXISTS picks (
-    team INTEGER NOT NULL REFERENCES teams(id),
-    submission INTEGER NOT NULL REFERENCES submissions(id), PRIMARY KEY (team, submission));
-CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS audit (
-    id INTEGER PRIMARY KEY, at TEXT NOT NULL, event TEXT NOT NULL, detail TEXT NOT NULL);
-CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
-BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
-BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-"""
-
-
 @dataclass(frozen=True, order=True)
 class Job:
     """A submission a worker claimed: it is `scoring` until `finish_job`."""
@@ -162,53 +134,3 @@ class PickError(ValueError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
-
-
-class Store(Protocol):
-    """What the web app and the scoring loop ask of a store; each method is one transaction."""
-
-    limits: Limits
-
-    def add_team(self, name: str, token_sha256: str, now: datetime) -> int: ...
-
-    def team_of(self, token_sha256: str) -> Team | None: ...
-
-    def revoke_team(self, name: str, now: datetime) -> bool: ...
-
-    def teams(self) -> list[tuple[str, bool]]: ...
-
-    def quota(self, team: int, now: datetime) -> Quota: ...
-
-    def accept_upload(
-        self, team: int, now: datetime, sha256: str, size: int, path: str, suffix: str = ""
-    ) -> Decision: ...
-
-    def refuse_upload(self, team: int, now: datetime, detail: dict[str, Any]) -> None: ...
-
-    def claim_jobs(self, now: datetime, most: int | None = None) -> list[Job]: ...
-
-    def finish_job(
-        self,
-        id: int,
-        status: Status,
-        public_score: float | None,
-        report: dict[str, Any] | None,
-        counted: Counted | None,
-        now: datetime,
-    ) -> bool: ...
-
-    def requeue_stale(self) -> int: ...
-
-    def entry(self, id: int) -> Entry | None: ...
-
-    def entries(self, team: int | None = None) -> list[Entry]: ...
-
-    def set_picks(self, team: int, ids: list[int], most: int, now: datetime) -> list[int]: ...
-
-    def reveal(self, now: datetime) -> str: ...
-
-    def revealed(self) -> str | None: ...
-
-    def log(self, now: datetime, event: str, detail: dict[str, Any]) -> None: ...
-
-    def audit(self) -> list[dict[str, Any]]: ...
