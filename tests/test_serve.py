@@ -81,7 +81,7 @@ def test_fifty_concurrent_uploads_against_a_limit_of_five_accept_exactly_five(op
 
 def finish(store: SqlStore, status: Status, counted: Counted | None) -> int:
     (job,) = store.claim_jobs(NOW, 10)
-    assert store.finish_job(job.id, status, None, None, counted, NOW)
+    assert store.finish_job(job, status, None, None, counted, NOW)
     return job.id
 
 
@@ -127,8 +127,8 @@ def test_a_job_left_scoring_is_queued_again_and_finished_once(opens: Opens) -> N
     (job,) = restarted.claim_jobs(NOW, 10)
     assert job.id == accepted.id
     assert restarted.claim_jobs(NOW, 10) == []
-    assert restarted.finish_job(job.id, Status.SCORED, 0.5, None, Counted.DAILY, NOW)
-    assert not restarted.finish_job(job.id, Status.FAILED, None, None, None, NOW)
+    assert restarted.finish_job(job, Status.SCORED, 0.5, None, Counted.DAILY, NOW)
+    assert not restarted.finish_job(job, Status.FAILED, None, None, None, NOW)
     entry = restarted.entry(job.id)
     assert entry is not None and (entry.status, entry.public_score) == (Status.SCORED, 0.5)
     assert [row["event"] for row in restarted.audit()].count("verdict") == 1
@@ -139,9 +139,9 @@ def test_picks_are_the_team_s_own_scored_submissions_all_or_nothing(opens: Opens
     other = store.add_team("beta", digest(new_token()), NOW)
     ids = [store.accept_upload(team, NOW, c * 64, 1, f"u/{c}").id for c in "abc"]
     theirs = store.accept_upload(other, NOW, "d" * 64, 1, "u/d").id
-    for ident in store.claim_jobs(NOW, 10):
-        status = Status.REJECTED if ident.id == ids[2] else Status.SCORED
-        store.finish_job(ident.id, status, 0.1, None, Counted.DAILY, NOW)
+    for job in store.claim_jobs(NOW, 10):
+        status = Status.REJECTED if job.id == ids[2] else Status.SCORED
+        store.finish_job(job, status, 0.1, None, Counted.DAILY, NOW)
     assert store.set_picks(team, [ids[1], ids[0], ids[0]], 2, NOW) == sorted(ids[:2])
     for wrong, code in [
         ([ids[0], ids[1], theirs], "too_many"),
@@ -176,3 +176,40 @@ def test_jobs_are_claimed_oldest_first_as_many_as_asked(opens: Opens) -> None:
     assert [job.id for job in store.claim_jobs(NOW, 2)] == ids[:2]
     assert [job.id for job in store.claim_jobs(NOW, 2)] == ids[2:]
     assert store.claim_jobs(NOW, 2) == []
+
+
+def test_a_lease_that_ends_frees_its_job_and_the_old_claim_writes_nothing(opens: Opens) -> None:
+    store, team = store_with_team(opens, Limits(daily=None))
+    store.accept_upload(team, NOW, "a" * 64, 1, "u/a")
+    (first,) = store.claim_jobs(NOW, 1, lease=timedelta(minutes=1))
+    assert store.requeue_stale(NOW + timedelta(seconds=30)) == 0  # still held
+    assert store.renew([first], NOW + timedelta(seconds=30), timedelta(minutes=1)) == 1
+    assert store.requeue_stale(NOW + timedelta(seconds=61)) == 0  # renewed until 1:30
+    assert store.requeue_stale(NOW + timedelta(seconds=91)) == 1  # its worker died
+    (second,) = store.claim_jobs(NOW + timedelta(seconds=92), 1)
+    assert (second.id, second.claim != first.claim) == (first.id, True)
+    assert store.renew([first], NOW, timedelta(minutes=1)) == 0
+    assert not store.finish_job(first, Status.SCORED, 0.1, None, Counted.DAILY, NOW)
+    assert store.finish_job(second, Status.SCORED, 0.2, None, Counted.DAILY, NOW)
+    entry = store.entry(first.id)
+    assert entry is not None and entry.public_score == 0.2
+    assert [row["event"] for row in store.audit()].count("verdict") == 1
+
+
+def test_concurrent_claimers_never_take_the_same_job(opens: Opens) -> None:
+    store, team = store_with_team(opens, Limits(daily=None))
+    ids = {store.accept_upload(team, NOW, f"{n:064x}", 1, f"u/{n}").id for n in range(60)}
+    taken: list[int] = []
+    lock = threading.Lock()
+
+    def claimer() -> None:
+        while jobs := store.claim_jobs(NOW, 3):
+            with lock:
+                taken.extend(job.id for job in jobs)
+
+    threads = [threading.Thread(target=claimer) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(taken) == sorted(ids)  # each exactly once

@@ -137,12 +137,12 @@ class Scoring:
         the boards show the run once it is over, and are built anew then."""
         entries = [e for e in self.store.entries() if on_board(e)]
         ids = {e.name: e.id for e in entries}
-        claimed = {job.id for job in jobs}
+        claimed = {job.id: job for job in jobs}
 
         def progress(done: int, total: int, outcome: Outcome | None) -> None:
-            if outcome is not None and ids[outcome.path] in claimed:
-                claimed.discard(ids[outcome.path])
-                self.store.finish_job(ids[outcome.path], *verdict(outcome), utc_now())
+            job = None if outcome is None else claimed.pop(ids[outcome.path], None)
+            if outcome is not None and job is not None:
+                self.store.finish_job(job, *verdict(outcome), utc_now())
 
         try:
             score_entries(
@@ -160,8 +160,8 @@ class Scoring:
         except Exception:  # a bug of the scorer: told to the organiser, refunded to the teams
             traceback.print_exc(file=sys.stderr)
             failed = error_object(Failure.INTERNAL_ERROR, REFUNDED)
-            for ident in claimed:
-                self.store.finish_job(ident, Status.FAILED, None, failed, None, utc_now())
+            for job in claimed.values():
+                self.store.finish_job(job, Status.FAILED, None, failed, None, utc_now())
             return
         try:
             self.published()

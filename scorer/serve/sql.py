@@ -6,11 +6,13 @@ placeholders; a dialect that spells them otherwise rewrites them (`_sql`)."""
 from __future__ import annotations
 
 import json
+import secrets
 from contextlib import AbstractContextManager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from scorer.serve.store import (
+    LEASE,
     Counted,
     Decision,
     Entry,
@@ -176,51 +178,77 @@ class SqlStore:
     def refuse_upload(self, team: int, now: datetime, detail: dict[str, Any]) -> None:
         self.log(now, "upload_refused", {"team": team, **detail})  # the detail's name wins
 
-    def claim_jobs(self, now: datetime, most: int | None = None) -> list[Job]:
-        """The `most` oldest queued submissions (all without it), now `scoring`."""
+    def claim_jobs(
+        self, now: datetime, most: int | None = None, lease: timedelta = LEASE
+    ) -> list[Job]:
+        """The `most` oldest queued submissions (all without it), now `scoring` under one new
+        claim until `now + lease`."""
+        claim = secrets.token_hex(16)
         with self._write() as db:
             rows = self._run(
                 db,
-                "UPDATE submissions SET status = 'scoring' WHERE id IN (SELECT id FROM"
-                f" submissions WHERE status = 'queued' ORDER BY id LIMIT ?{self.SKIP_LOCKED})"
-                " RETURNING id, team, path",
+                "UPDATE submissions SET status = 'scoring', claim = ?, lease_until = ?"
+                " WHERE id IN (SELECT id FROM submissions WHERE status = 'queued'"
+                f" ORDER BY id LIMIT ?{self.SKIP_LOCKED}) RETURNING id, team, path",
+                claim,
+                (now + lease).isoformat(),
                 EVERY if most is None else most,
             ).fetchall()
-        return sorted(Job(int(i), int(t), str(p)) for i, t, p in rows)
+        return sorted(Job(int(i), int(t), str(p), claim) for i, t, p in rows)
+
+    def renew(self, jobs: list[Job], now: datetime, lease: timedelta = LEASE) -> int:
+        """Hold claimed jobs `lease` longer (a long run); how many are still this claim's."""
+        with self._write() as db:
+            return sum(
+                self._run(
+                    db,
+                    "UPDATE submissions SET lease_until = ? WHERE id = ? AND claim = ?"
+                    " AND status = 'scoring'",
+                    (now + lease).isoformat(),
+                    job.id,
+                    job.claim,
+                ).rowcount
+                for job in jobs
+            )
 
     def finish_job(
         self,
-        id: int,
+        job: Job,
         status: Status,
         public_score: float | None,
         report: dict[str, Any] | None,
         counted: Counted | None,
         now: datetime,
     ) -> bool:
-        """Write a job's verdict, once: a job no longer `scoring` keeps its first verdict."""
+        """Write a job's verdict, once, under the claim that holds it: a job no longer
+        `scoring`, or claimed since by another worker, keeps its verdict."""
         with self._write() as db:
             changed = self._run(
                 db,
                 "UPDATE submissions SET status = ?, public_score = ?, report = ?, counted = ?,"
-                " finished_at = ? WHERE id = ? AND status = 'scoring'",
+                " finished_at = ? WHERE id = ? AND status = 'scoring' AND claim = ?",
                 str(status),
                 public_score,
                 report_text(report),
                 None if counted is None else str(counted),
                 now.isoformat(),
-                id,
+                job.id,
+                job.claim,
             ).rowcount
             if changed:
-                detail = {"id": id, "verdict": str(status), "counted": counted}
+                detail = {"id": job.id, "verdict": str(status), "counted": counted}
                 self._log(db, now, "verdict", detail)
         return bool(changed)
 
-    def requeue_stale(self) -> int:
-        """After a restart (kill -9 included): jobs left `scoring` are queued again."""
+    def requeue_stale(self, now: datetime | None = None) -> int:
+        """Queue again the jobs whose claim ended: every one left `scoring` (a server that
+        starts is the only one: a stop, kill -9 included, left them), or with `now`, those
+        whose lease is over (a worker that died); how many."""
+        requeue = "UPDATE submissions SET status = 'queued', claim = NULL WHERE status = 'scoring'"
         with self._write() as db:
-            return self._run(
-                db, "UPDATE submissions SET status = 'queued' WHERE status = 'scoring'"
-            ).rowcount
+            if now is None:
+                return self._run(db, requeue).rowcount
+            return self._run(db, f"{requeue} AND lease_until < ?", now.isoformat()).rowcount
 
     @staticmethod
     def _entry(row: tuple[Any, ...]) -> Entry:
@@ -309,7 +337,8 @@ CREATE TABLE IF NOT EXISTS submissions (
     id {identity}, team BIGINT NOT NULL REFERENCES teams(id),
     submitted_at TEXT NOT NULL, sha256 TEXT NOT NULL, size BIGINT NOT NULL,
     path TEXT NOT NULL, suffix TEXT NOT NULL, status TEXT NOT NULL,
-    public_score DOUBLE PRECISION, report TEXT, counted TEXT, finished_at TEXT);
+    public_score DOUBLE PRECISION, report TEXT, counted TEXT, finished_at TEXT,
+    claim TEXT, lease_until TEXT);
 CREATE INDEX IF NOT EXISTS submissions_team ON submissions(team, submitted_at);
 CREATE INDEX IF NOT EXISTS submissions_status ON submissions(status, id);
 CREATE TABLE IF NOT EXISTS picks (

@@ -121,11 +121,18 @@ def report_text(report: dict[str, Any] | None) -> str | None:
 
 @dataclass(frozen=True, order=True)
 class Job:
-    """A submission a worker claimed: it is `scoring` until `finish_job`."""
+    """A submission a worker claimed: it is `scoring` until `finish_job` with its `claim`,
+    or until its lease ends and another worker claims it (then this claim writes nothing)."""
 
     id: int
     team: int
     path: str
+    claim: str = ""
+
+
+#: How long a claim holds a job before another worker may take it, unless renewed: past the
+#: longest a submission may take (`--timeout`, 600 s by default).
+LEASE = timedelta(minutes=15)
 
 
 class PickError(ValueError):
