@@ -147,9 +147,10 @@ def team_list(folder: Folder, as_json: AsJson = False) -> None:
 @serve_app.command()
 def run(
     folder: Folder,
-    host: Annotated[str, typer.Option(help="The address to listen on (loopback only).")] = (
-        "127.0.0.1"
-    ),
+    host: Annotated[
+        str,
+        typer.Option(help="The address to listen on: this machine only unless told otherwise."),
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="The port to listen on.")] = 8000,
     workers: Annotated[
         int, typer.Option(metavar="N", min=1, help="Worker processes scoring uploads.")
