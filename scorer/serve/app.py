@@ -28,7 +28,7 @@ from scorer.leaderboard.boards import Phase, iso
 from scorer.leaderboard.render import render
 from scorer.serve.server import ServeError, Server, utc
 from scorer.serve.store import Entry, PickError, Quota
-from scorer.serve.uploads import UploadError, receive, too_large
+from scorer.serve.uploads import UploadError, too_large
 
 
 def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
@@ -89,13 +89,7 @@ def api(server: Server) -> list[Route]:
             await call(server.refused, team, now, refusal.code)
             return error(413, refusal.code, refusal.message)
         try:
-            stored = await receive(
-                request.headers.get("content-type", ""),
-                request.stream(),
-                server.folder,
-                server.uploads,
-                server.max_upload,
-            )
+            stored = await server.receive(request.headers.get("content-type", ""), request.stream())
         except UploadError as exc:
             await call(server.refused, team, now, exc.code)
             return error(exc.status, exc.code, exc.message)

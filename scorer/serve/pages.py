@@ -20,7 +20,7 @@ from scorer.leaderboard.names import escaped
 from scorer.leaderboard.page import boards_html, document
 from scorer.serve.server import ServeError, Server, utc
 from scorer.serve.store import FINAL, Entry, PickError, Team
-from scorer.serve.uploads import UploadError, receive
+from scorer.serve.uploads import UploadError
 
 #: How long the upload form waits for its verdict before it shows the upload as queued.
 WAIT = 60.0
@@ -167,14 +167,8 @@ def pages(server: Server) -> list[Route]:
             admitted.append(team)
 
         try:
-            stored = await receive(
-                request.headers.get("content-type", ""),
-                request.stream(),
-                server.folder,
-                server.uploads,
-                server.max_upload,
-                admit,
-            )
+            content_type = request.headers.get("content-type", "")
+            stored = await server.receive(content_type, request.stream(), admit)
             ident, _ = await run_in_threadpool(server.accept, admitted[0], now, stored)
         except UploadError as exc:
             return refusal(exc.status, exc.message)

@@ -5,6 +5,7 @@ refusal is a `ServeError` with the status and code the routes answer with."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from scorer.serve.jobs import BOARD, Scoring
 from scorer.serve.shown import Shown
 from scorer.serve.store import Entry, Quota, Team
 from scorer.serve.tokens import digest, matches
-from scorer.serve.uploads import Upload, discard
+from scorer.serve.uploads import Upload, discard, receive
 
 #: The largest upload taken by default: a submission of 1M users is about 0.3 GB of CSV.
 DEFAULT_MAX_UPLOAD = 1 << 30
@@ -137,6 +138,16 @@ class Server:
             self.refused(team, now, quota.limit)
             raise limit_reached(quota)
         return quota
+
+    async def receive(
+        self,
+        content_type: str,
+        body: AsyncIterator[bytes],
+        admit: Callable[[dict[str, str]], object] | None = None,
+    ) -> Upload:
+        """An upload's body streamed into the folder's uploads, under the server's cap
+        (`uploads.receive`)."""
+        return await receive(content_type, body, self.folder, self.uploads, self.max_upload, admit)
 
     def refused(self, team: Team, now: datetime, why: str) -> None:
         self.store.refuse_upload(team.id, now, {"team": team.name, "why": why})
