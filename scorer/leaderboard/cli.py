@@ -48,6 +48,29 @@ board_app = typer.Typer(
 
 Db = Annotated[Path, typer.Option(metavar="FILE", help="The leaderboard database (SQLite).")]
 
+#: How a worker is held, for `leaderboard score` and `serve run` alike: its memory budget and
+#: its time on one submission. A submission past either fails, and the others go on.
+WorkerBudget = Annotated[
+    int,
+    typer.Option(
+        metavar="BYTES",
+        min=1 << 20,
+        show_default=size(DEFAULT_BUDGET),
+        help="Memory budget of one submission: files over it are read in parts, or refused "
+        "(too_large_for_memory); a worker past it is killed, the submission fails "
+        "(out_of_memory) and the others go on.",
+    ),
+]
+WorkerTimeout = Annotated[
+    float,
+    typer.Option(
+        metavar="SECONDS",
+        min=0.001,
+        help="Time a worker may spend on one submission; past it the submission fails "
+        "(timed_out) and the others go on.",
+    ),
+]
+
 
 def _guard(command: str, as_json: bool) -> AbstractContextManager[None]:
     return guarded(command, as_json, "Interrupted: every submission finished so far is saved.")
@@ -150,26 +173,8 @@ def score(
             "Default: one a core, as many as the memory holds at --max-memory each.",
         ),
     ] = None,
-    max_memory: Annotated[
-        int,
-        typer.Option(
-            metavar="BYTES",
-            min=1 << 20,
-            show_default=size(DEFAULT_BUDGET),
-            help="Memory budget of one submission: files over it are read in parts, or refused "
-            "(too_large_for_memory); a worker past it is killed, the submission fails "
-            "(out_of_memory) and the batch goes on.",
-        ),
-    ] = DEFAULT_BUDGET,
-    timeout: Annotated[
-        float,
-        typer.Option(
-            metavar="SECONDS",
-            min=0.001,
-            help="Time a worker may spend on one submission; past it the submission fails "
-            "(timed_out) and the batch goes on.",
-        ),
-    ] = DEFAULT_TIMEOUT,
+    max_memory: WorkerBudget = DEFAULT_BUDGET,
+    timeout: WorkerTimeout = DEFAULT_TIMEOUT,
     retry_failed: Annotated[
         bool,
         typer.Option(

@@ -11,7 +11,8 @@ from typing import Annotated
 
 import typer
 
-from scorer.errors import UsageError, size
+from scorer.errors import UsageError
+from scorer.leaderboard.cli import WorkerBudget, WorkerTimeout
 from scorer.leaderboard.manifest import MAX_SELECTED
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT
 from scorer.serve import site
@@ -155,19 +156,8 @@ def run(
     workers: Annotated[
         int, typer.Option(metavar="N", min=1, help="Worker processes scoring uploads.")
     ] = 1,
-    max_memory: Annotated[
-        int,
-        typer.Option(
-            metavar="BYTES",
-            min=1 << 20,
-            show_default=size(DEFAULT_BUDGET),
-            help="Memory budget of one submission; past it, it fails (out_of_memory).",
-        ),
-    ] = DEFAULT_BUDGET,
-    timeout: Annotated[
-        float,
-        typer.Option(metavar="SECONDS", min=0.001, help="Time a submission may take to score."),
-    ] = DEFAULT_TIMEOUT,
+    max_memory: WorkerBudget = DEFAULT_BUDGET,
+    timeout: WorkerTimeout = DEFAULT_TIMEOUT,
     max_upload: Annotated[
         int,
         typer.Option(metavar="BYTES", min=1, show_default="1 GiB", help="The largest upload."),
