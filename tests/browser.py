@@ -74,17 +74,23 @@ def find() -> str | None:
     return next((path for name in CANDIDATES if (path := shutil.which(name))), None)
 
 
+#: How every test starts Chromium (with a profile of its own, in a new folder).
+FLAGS = (
+    "--headless",
+    "--no-sandbox",  # CI runs as root, where Chromium's sandbox refuses to start
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--no-default-browser-check",
+)
+
+
 def _run(browser: str, url: str, *args: str) -> str:
     with tempfile.TemporaryDirectory(prefix="chromium-") as profile:
         done = subprocess.run(
             [
                 browser,
-                "--headless",
-                "--no-sandbox",  # CI runs as root, where Chromium's sandbox refuses to start
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--no-first-run",
-                "--no-default-browser-check",
+                *FLAGS,
                 f"--user-data-dir={profile}",
                 *args,
                 url,

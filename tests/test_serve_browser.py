@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from browser import find, measure
+from browser import FLAGS, find, measure
 from serve_live import DATA, SOLUTION, Live
 
 import scorer
@@ -171,16 +171,7 @@ class DevTools:
 
 #: How the tests start Chromium: as tests/browser.py does, with the DevTools protocol on a
 #: port of Chromium's choosing (written to the profile's DevToolsActivePort file).
-FLAGS = [
-    "--headless",
-    "--no-sandbox",  # CI runs as root, where Chromium's sandbox refuses to start
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--no-first-run",
-    "--no-default-browser-check",
-    "--remote-debugging-port=0",
-    "--window-size=1280,800",
-]
+DEVTOOLS = [*FLAGS, "--remote-debugging-port=0", "--window-size=1280,800"]
 
 
 @pytest.fixture(scope="module")
@@ -191,7 +182,7 @@ def page(served: Live) -> Iterator[DevTools]:
         log = Path(profile) / "chromium.log"
         with log.open("wb") as sink:
             browser = subprocess.Popen(
-                [BROWSER, *FLAGS, f"--user-data-dir={profile}", f"{served.url}/"],
+                [BROWSER, *DEVTOOLS, f"--user-data-dir={profile}", f"{served.url}/"],
                 stdout=sink,
                 stderr=subprocess.STDOUT,
             )
