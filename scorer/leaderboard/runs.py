@@ -238,3 +238,44 @@ def add_solution(store: Store, digest: str, user_ids: np.ndarray, stages: np.nda
                 now(),
             ),
         )
+
+
+@dataclass(frozen=True)
+class Saved:
+    """One stored verdict whole, as another database takes it over (a server's workers
+    hand theirs to its web processes): what `save` was given, under its fingerprint."""
+
+    fingerprint: Fingerprint
+    status: Status
+    content_hash: str
+    scores: dict[str, Any] | None
+    error: dict[str, Any] | None
+    seconds: float
+    #: Each split's per-user scores, as `save` stores them (float64, little-endian).
+    per_user: dict[Split, bytes]
+
+    def arrays(self) -> dict[Split, np.ndarray]:
+        return {split: np.frombuffer(blob, dtype="<f8") for split, blob in self.per_user.items()}
+
+
+def saved(store: Store, team: str, key: str) -> Saved | None:
+    """The latest verdict stored for a submission, whole."""
+    row = store.db.execute(
+        "SELECT v.id, solution_hash, scorer_version, config, status, content_hash, metrics, "
+        "error, seconds FROM verdicts v JOIN fingerprints f ON f.id = v.fingerprint "
+        "WHERE team = ? AND path = ? ORDER BY v.id DESC LIMIT 1",
+        (team, key),
+    ).fetchone()
+    if row is None:
+        return None
+    ident, solution, version, config, status, content, scores, error, seconds = row
+    blobs = store.db.execute("SELECT split, ndcg FROM per_user WHERE verdict = ?", (ident,))
+    return Saved(
+        fingerprint=Fingerprint(solution, version, config),
+        status=Status(status),
+        content_hash=content,
+        scores=json.loads(scores) if scores else None,
+        error=json.loads(error) if error else None,
+        seconds=seconds or 0.0,
+        per_user={Split(split): bytes(blob) for split, blob in blobs},
+    )

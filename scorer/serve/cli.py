@@ -5,17 +5,23 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
 import signal
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from scorer.competition import LOST_ITEMS, Competition
 from scorer.errors import UsageError
 from scorer.leaderboard.cli import WorkerBudget, WorkerTimeout
 from scorer.leaderboard.manifest import MAX_SELECTED
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT
 from scorer.serve import site
+from scorer.serve.store import WORKER_LEASE
 from scorer.shell import CompetitionFile, emit, guarded
 
 serve_app = typer.Typer(
@@ -145,9 +151,21 @@ def team_list(folder: Folder, as_json: AsJson = False) -> None:
         typer.echo(f"{team}{' (revoked)' if revoked else ''}")
 
 
+Database = Annotated[
+    str | None,
+    typer.Option(
+        metavar="URL",
+        help="The server's PostgreSQL database (postgresql://…), for a machine without DIR.",
+    ),
+]
+
+
 @serve_app.command()
 def run(
-    folder: Folder,
+    folder: Annotated[
+        Path | None, typer.Argument(metavar="[DIR]", help="The server's folder (or --db).")
+    ] = None,
+    db: Database = None,
     host: Annotated[
         str,
         typer.Option(help="The address to listen on: this machine only unless told otherwise."),
@@ -156,6 +174,12 @@ def run(
     workers: Annotated[
         int, typer.Option(metavar="N", min=1, help="Worker processes scoring uploads.")
     ] = 1,
+    no_workers: Annotated[
+        bool,
+        typer.Option(
+            "--no-workers", help="Score nothing here: `scorer serve worker` does (PostgreSQL)."
+        ),
+    ] = False,
     max_memory: WorkerBudget = DEFAULT_BUDGET,
     timeout: WorkerTimeout = DEFAULT_TIMEOUT,
     max_upload: Annotated[
@@ -165,8 +189,9 @@ def run(
 ) -> None:
     """Serve the competition: the page, the API under /api/v1, and the scoring of uploads.
     Stops cleanly on Ctrl-C or SIGTERM; queued uploads are scored at the next start, after
-    any stop (kill -9 included)."""
-    with guarded("serve run", False):
+    any stop (kill -9 included). With a PostgreSQL store, any number of these can serve one
+    competition side by side, behind one proxy."""
+    with guarded("serve run", False), _home(folder, db, solution=not no_workers) as home:
         try:
             import uvicorn
 
@@ -177,21 +202,98 @@ def run(
                 f"scorer serve run needs the server's packages ({exc.name} is missing): "
                 "pip install 'ranklist-scorer[serve]'"
             ) from None
+        if no_workers and site.settings_of(home).db is None:
+            raise UsageError(
+                "--no-workers needs a PostgreSQL store (init --db): on SQLite the server "
+                "that receives the uploads scores them"
+            )
         server = Server(
-            folder, workers=workers, budget=max_memory, timeout=timeout, max_upload=max_upload
+            home,
+            workers=0 if no_workers else workers,
+            budget=max_memory,
+            timeout=timeout,
+            max_upload=max_upload,
         )
-        app = build(folder, server)
-    config = uvicorn.Config(
-        app, host=host, port=port, server_header=False, date_header=True, log_level="info"
-    )
-    # uvicorn stops gracefully on SIGINT and SIGTERM, then raises the signal again for the
-    # handler it found: a handler that does nothing, so that a clean stop exits 0
-    handled = {sig: signal.signal(sig, _stopped) for sig in (signal.SIGINT, signal.SIGTERM)}
+        app = build(home, server)
+        config = uvicorn.Config(
+            app, host=host, port=port, server_header=False, date_header=True, log_level="info"
+        )
+        # uvicorn stops gracefully on SIGINT and SIGTERM, then raises the signal again for the
+        # handler it found: a handler that does nothing, so that a clean stop exits 0
+        handled = {sig: signal.signal(sig, _stopped) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            uvicorn.Server(config).run()
+        finally:
+            for sig, handler in handled.items():
+                signal.signal(sig, handler)
+
+
+@contextmanager
+def _home(folder: Path | None, db: str | None, *, solution: bool) -> Iterator[Path]:
+    """The server's folder, or, for a machine given only the database, a private folder of
+    the competition it holds (`site.from_database`), removed when the command ends."""
+    if (folder is None) == (db is None):
+        raise UsageError("give the server's folder DIR, or --db URL for a machine without it")
+    if folder is not None:
+        yield folder
+        return
+    home = Path(tempfile.mkdtemp(prefix="scorer-serve-"))
     try:
-        uvicorn.Server(config).run()
+        site.from_database(str(db), home, solution=solution)
+        yield home
     finally:
-        for sig, handler in handled.items():
-            signal.signal(sig, handler)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@serve_app.command()
+def worker(
+    db: Annotated[
+        str, typer.Option(metavar="URL", help="The server's PostgreSQL database (postgresql://…).")
+    ],
+    workers: Annotated[
+        int, typer.Option(metavar="N", min=1, help="Submissions judged at once, each isolated.")
+    ] = 1,
+    max_memory: WorkerBudget = DEFAULT_BUDGET,
+    timeout: WorkerTimeout = DEFAULT_TIMEOUT,
+    lease: Annotated[
+        float,
+        typer.Option(
+            metavar="SECONDS",
+            min=1,
+            help="How long a job waits for a worker that stopped answering before another "
+            "takes it (renewed every third of it while judging).",
+        ),
+    ] = WORKER_LEASE.total_seconds(),
+) -> None:
+    """Score the uploads of a server whose store is PostgreSQL, on this machine: jobs are
+    claimed from the database, judged under the same budget and deadline as `serve run`,
+    and each verdict is written once. Any number of workers may run, on any machines; one
+    that dies has its jobs taken again when its lease ends. Stops on Ctrl-C or SIGTERM,
+    handing back the jobs it holds."""
+    from scorer.leaderboard.batch import Isolation
+
+    with guarded("serve worker", False), _home(None, db, solution=True) as home:
+        from scorer.serve.remote import Worker
+
+        rules = home / site.COMPETITION
+        isolation = Isolation(workers=workers, budget=max_memory, timeout=timeout)
+        scoring = Worker(
+            site.postgres(site.store_of(home)),
+            home,
+            home / site.SOLUTION,
+            Competition.load(rules) if rules.is_file() else LOST_ITEMS,
+            isolation,
+            dt.timedelta(seconds=lease),
+        )
+        handled = {
+            sig: signal.signal(sig, lambda *_: scoring.cancel.set())
+            for sig in (signal.SIGINT, signal.SIGTERM)
+        }
+        try:
+            scoring.run()
+        finally:
+            for sig, handler in handled.items():
+                signal.signal(sig, handler)
 
 
 def _stopped(signum: int, frame: object) -> None:

@@ -12,7 +12,7 @@ from scorer.errors import UsageError
 from scorer.leaderboard.store import stamp
 from scorer.serve import site
 from scorer.serve.jobs import on_board
-from scorer.serve.store import FINAL
+from scorer.serve.store import FINAL, upload_name
 
 #: The log's name in the export folder.
 MANIFEST = "manifest.csv"
@@ -24,10 +24,14 @@ def export(folder: Path, out: Path) -> int:
     as the server's boards leave them out."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"{out}: not a new or empty folder")
-    entries = [e for e in site.store_of(folder).entries() if on_board(e) and e.status in FINAL]
+    store = site.store_of(folder)
+    entries = [e for e in store.entries() if on_board(e) and e.status in FINAL]
     (out / "submissions").mkdir(parents=True, exist_ok=True)
     for entry in entries:
-        shutil.copyfile(folder / entry.path, out / entry.name)
+        if store.HOLDS_FILES:  # PostgreSQL: the uploads are in the database
+            site.postgres(store).fetch(upload_name(entry.id), out / entry.name)
+        else:
+            shutil.copyfile(folder / entry.path, out / entry.name)
     with (out / MANIFEST).open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["team", "path", "submitted_at", "selected"])

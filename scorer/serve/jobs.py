@@ -12,7 +12,7 @@ import dataclasses
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -72,6 +72,15 @@ def verdict(outcome: Outcome) -> tuple[Status, float | None, dict[str, Any] | No
     if error.get("code") in KEPT_FAILURES:  # its own file took the worker down
         return Status.FAILED, None, error, Counted.REJECTED
     return Status.FAILED, None, error_object(Failure.INTERNAL_ERROR, REFUNDED), None
+
+
+def refund(store: SqlStore, jobs: Iterable[Job]) -> None:
+    """A run that broke (a bug of the scorer): told to the organiser on stderr, and each of
+    its jobs still without a verdict failed, counted toward no limit."""
+    traceback.print_exc(file=sys.stderr)
+    failed = error_object(Failure.INTERNAL_ERROR, REFUNDED)
+    for job in jobs:
+        store.finish_job(job, Status.FAILED, None, failed, None, utc_now())
 
 
 class Scoring:
@@ -158,10 +167,7 @@ class Scoring:
         except Cancelled:
             return  # stopping: the claimed jobs are queued again at the next start
         except Exception:  # a bug of the scorer: told to the organiser, refunded to the teams
-            traceback.print_exc(file=sys.stderr)
-            failed = error_object(Failure.INTERNAL_ERROR, REFUNDED)
-            for job in claimed.values():
-                self.store.finish_job(job, Status.FAILED, None, failed, None, utc_now())
+            refund(self.store, claimed.values())
             return
         try:
             self.published()

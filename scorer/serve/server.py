@@ -8,7 +8,7 @@ import shutil
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scorer.competition import LOST_ITEMS, Competition
 from scorer.leaderboard.batch import Isolation
@@ -21,6 +21,10 @@ from scorer.serve.shown import Shown
 from scorer.serve.store import Entry, Quota, Team
 from scorer.serve.tokens import digest, matches
 from scorer.serve.uploads import Upload, discard, receive
+
+if TYPE_CHECKING:  # PostgreSQL's parts, imported only by a server that uses it
+    from scorer.serve.mirror import Mirror
+    from scorer.serve.remote import Worker
 
 #: The largest upload taken by default: a submission of 1M users is about 0.3 GB of CSV.
 DEFAULT_MAX_UPLOAD = 1 << 30
@@ -78,19 +82,35 @@ class Server:
         self.competition = Competition.load(rules) if rules.is_file() else LOST_ITEMS
         Board(folder / BOARD).close()  # the boards' database exists before any request
         isolation = Isolation(workers=workers, budget=budget, timeout=timeout, judge=judge)
-        self.scoring = Scoring(
-            folder,
-            self.store,
-            self.competition,
-            isolation,
-            folder / site.SOLUTION,
-            published=self._warm,
-        )
+        self.scoring: Scoring | Mirror
+        self.worker: Worker | None = None
+        if self.store.HOLDS_FILES:  # PostgreSQL: workers anywhere, this one among them or not
+            from scorer.serve.mirror import Mirror
+            from scorer.serve.remote import Worker
+
+            store = site.postgres(self.store)
+            self.scoring = Mirror(folder, store, published=self._warm)
+            if workers:
+                home = folder / "worker"
+                home.mkdir(mode=0o700, exist_ok=True)
+                solution = folder / site.SOLUTION
+                self.worker = Worker(store, home, solution, self.competition, isolation)
+        else:
+            self.scoring = Scoring(
+                folder,
+                self.store,
+                self.competition,
+                isolation,
+                folder / site.SOLUTION,
+                published=self._warm,
+            )
         self.shown = Shown(folder / BOARD)
 
     def start(self) -> None:
         self.sweep()
         self.scoring.start()
+        if self.worker is not None:
+            self.worker.start()
 
     def sweep(self) -> int:
         """Remove what uploads cut short left (a stop mid-upload, kill -9 included): a folder
@@ -103,6 +123,8 @@ class Server:
         return len(left)
 
     def stop(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
         self.scoring.stop()
 
     # who asks
@@ -154,10 +176,22 @@ class Server:
 
     def accept(self, team: Team, now: datetime, upload: Upload) -> tuple[int, Quota]:
         """Record an upload that is on disk; a limit reached meanwhile refuses it (and its
-        file, never accepted, is removed)."""
-        decision = self.store.accept_upload(
-            team.id, now, upload.sha256, upload.size, upload.path, upload.suffix
-        )
+        file, never accepted, is removed). A store that holds the files takes its bytes in
+        the same transaction, and the folder keeps no copy."""
+        held = self.store.HOLDS_FILES
+        try:
+            decision = self.store.accept_upload(
+                team.id,
+                now,
+                upload.sha256,
+                upload.size,
+                upload.path,
+                upload.suffix,
+                source=self.folder / upload.path if held else None,
+            )
+        finally:
+            if held:
+                discard(self.folder, upload)
         if decision.id is None:
             discard(self.folder, upload)
             self.refused(team, now, decision.quota.limit or "limit")

@@ -14,7 +14,7 @@ import os
 import shutil
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import read_solution, read_targets
@@ -25,9 +25,15 @@ from scorer.serve.sqlite import SqliteStore
 from scorer.serve.store import Limits
 from scorer.serve.tokens import digest, new_token
 
+if TYPE_CHECKING:
+    from scorer.serve.postgres import PostgresStore
+
 #: The folder's files.
 SETTINGS, STORE, UPLOADS = "settings.json", "store.sqlite", "uploads"
 SOLUTION, TARGETS, COMPETITION = "solution.csv", "targets.csv", "competition.toml"
+
+#: The organiser's files a PostgreSQL store holds, for machines without the folder.
+SHARED = (SOLUTION, TARGETS, COMPETITION)
 
 
 @dataclass(frozen=True)
@@ -101,7 +107,11 @@ def init(
         (folder / UPLOADS).mkdir()
         stored = {**asdict(settings), "admin_sha256": digest(token)}
         (folder / SETTINGS).write_text(json.dumps(stored, indent=2) + "\n", encoding="utf-8")
-        open_store(folder, settings)  # its tables made, in the folder or the database
+        store = open_store(folder, settings)  # its tables made, in the folder or the database
+        if settings.db is not None:  # every machine of the server reads the competition there
+            files = {name: folder / name for name in SHARED if (folder / name).is_file()}
+            if not postgres(store).share({**stored, "db": None}, files):
+                raise UsageError("the database holds a competition already; give a new one")
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -116,6 +126,34 @@ def settings_of(folder: Path) -> Settings:
         return Settings(**data)
     except (OSError, ValueError, TypeError):
         raise UsageError(f"{folder}: not a server folder (run `scorer serve init` first)") from None
+
+
+def from_database(url: str, folder: Path, *, solution: bool = False) -> Settings:
+    """Write into a new private folder the competition a database holds, for a machine that
+    has no other copy of it: its settings (naming the database), the targets and the rules,
+    and the hidden solution only when asked (`solution`: a worker, never a web process)."""
+    store = postgres(open_store(folder, Settings(title="", db=url)))  # limits unused here
+    found = store.settings()
+    if found is None:
+        raise UsageError("the database holds no competition: run `scorer serve init DIR --db URL`")
+    settings = Settings(**{**found, "db": url})
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for name in SHARED if solution else (TARGETS, COMPETITION):
+        if not store.fetch(name, folder / name):
+            (folder / name).unlink()
+    (folder / UPLOADS).mkdir(exist_ok=True)
+    text = json.dumps(asdict(settings), indent=2) + "\n"
+    (folder / SETTINGS).write_text(text, encoding="utf-8")
+    return settings
+
+
+def postgres(store: SqlStore) -> PostgresStore:
+    """A store that holds the files (PostgreSQL) as its type says it."""
+    from scorer.serve.postgres import PostgresStore
+
+    if not isinstance(store, PostgresStore):
+        raise UsageError("this needs a server whose store is PostgreSQL (init --db)")
+    return store
 
 
 def store_of(folder: Path) -> SqlStore:

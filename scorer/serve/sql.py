@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 import secrets
 from contextlib import AbstractContextManager
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, Protocol
 
+from scorer.leaderboard.runs import Saved
 from scorer.serve.store import (
     LEASE,
     Counted,
@@ -24,6 +26,7 @@ from scorer.serve.store import (
     Team,
     day_start,
     report_text,
+    upload_name,
 )
 
 _ENTRY = (
@@ -63,6 +66,9 @@ class SqlStore:
 
     #: Added to the claim's inner SELECT: how this database skips rows another claim holds.
     SKIP_LOCKED = ""
+    #: Whether the database holds the uploads and the organiser's files (`keep`, `fetch`), so
+    #: that workers on other machines read them from it; else they stay in the server's folder.
+    HOLDS_FILES = False
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -78,6 +84,13 @@ class SqlStore:
 
     def _taken(self, exc: Exception) -> bool:
         raise NotImplementedError
+
+    def _keep(self, db: Connection, name: str, source: Path) -> None:
+        """Store a file's bytes under `name`, in the transaction `db` (`HOLDS_FILES`)."""
+
+    def _save_verdict(self, db: Connection, submission: int, verdict: Saved) -> None:
+        """Store a worker's verdict whole, in the transaction that finishes its job."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no worker's verdicts")
 
     def _sql(self, sql: str) -> str:
         return sql
@@ -152,8 +165,17 @@ class SqlStore:
         return self._quota(self._db(), team, now)
 
     def accept_upload(
-        self, team: int, now: datetime, sha256: str, size: int, path: str, suffix: str = ""
+        self,
+        team: int,
+        now: datetime,
+        sha256: str,
+        size: int,
+        path: str,
+        suffix: str = "",
+        source: Path | None = None,
     ) -> Decision:
+        """Count and record an upload, unless a limit is reached; a store that `HOLDS_FILES`
+        keeps its bytes (`source`) in the same transaction."""
         with self._write() as db:
             self._lock_team(db, team)
             quota = self._quota(db, team, now)  # counted in the transaction that accepts
@@ -170,6 +192,8 @@ class SqlStore:
                 path,
                 suffix,
             ).fetchone()
+            if source is not None:
+                self._keep(db, upload_name(int(ident)), source)
             (name,) = self._run(db, "SELECT name FROM teams WHERE id = ?", team).fetchone()
             detail = {"team": name, "id": int(ident), "sha256": sha256, "size": size}
             self._log(db, now, "upload", detail)
@@ -219,9 +243,11 @@ class SqlStore:
         report: dict[str, Any] | None,
         counted: Counted | None,
         now: datetime,
+        saved: Saved | None = None,
     ) -> bool:
         """Write a job's verdict, once, under the claim that holds it: a job no longer
-        `scoring`, or claimed since by another worker, keeps its verdict."""
+        `scoring`, or claimed since by another worker, keeps its verdict. `saved`: the
+        verdict whole (a worker's, for the boards), written in the same transaction."""
         with self._write() as db:
             changed = self._run(
                 db,
@@ -235,6 +261,8 @@ class SqlStore:
                 job.id,
                 job.claim,
             ).rowcount
+            if changed and saved is not None:
+                self._save_verdict(db, job.id, saved)
             if changed:
                 detail = {"id": job.id, "verdict": str(status), "counted": counted}
                 self._log(db, now, "verdict", detail)
@@ -243,12 +271,33 @@ class SqlStore:
     def requeue_stale(self, now: datetime | None = None) -> int:
         """Queue again the jobs whose claim ended: every one left `scoring` (a server that
         starts is the only one: a stop, kill -9 included, left them), or with `now`, those
-        whose lease is over (a worker that died); how many."""
+        whose lease is over (a worker that died); how many. The audit log names them."""
         requeue = "UPDATE submissions SET status = 'queued', claim = NULL WHERE status = 'scoring'"
+        over, args = ("", ()) if now is None else (" AND lease_until < ?", (now.isoformat(),))
         with self._write() as db:
-            if now is None:
-                return self._run(db, requeue).rowcount
-            return self._run(db, f"{requeue} AND lease_until < ?", now.isoformat()).rowcount
+            ids = sorted(int(i) for (i,) in self._run(db, f"{requeue}{over} RETURNING id", *args))
+            if ids:
+                self._log(db, now or datetime.now(UTC), "requeued", {"ids": ids})
+        return len(ids)
+
+    def release(self, jobs: list[Job]) -> int:
+        """Queue again jobs this claim still holds (a worker that stops); how many."""
+        with self._write() as db:
+            return sum(
+                self._run(
+                    db,
+                    "UPDATE submissions SET status = 'queued', claim = NULL"
+                    " WHERE id = ? AND claim = ? AND status = 'scoring'",
+                    job.id,
+                    job.claim,
+                ).rowcount
+                for job in jobs
+            )
+
+    def last_change(self) -> int:
+        """The audit log's latest verdict or picks: the boards change when it does."""
+        row = self._read("SELECT max(id) FROM audit WHERE event IN ('verdict', 'picks')").fetchone()
+        return int(row[0] or 0)
 
     @staticmethod
     def _entry(row: tuple[Any, ...]) -> Entry:
@@ -324,27 +373,3 @@ class SqlStore:
             {"id": i, "at": at, "event": event, **json.loads(detail)}
             for i, at, event, detail in rows
         ]
-
-
-def tables(identity: str) -> str:
-    """The tables, their ids declared as a dialect numbers rows itself (`identity`). Times are
-    ISO 8601 UTC text, the same in every database."""
-    return f"""
-CREATE TABLE IF NOT EXISTS teams (
-    id {identity}, name TEXT NOT NULL UNIQUE,
-    token_sha256 TEXT NOT NULL UNIQUE, revoked INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS submissions (
-    id {identity}, team BIGINT NOT NULL REFERENCES teams(id),
-    submitted_at TEXT NOT NULL, sha256 TEXT NOT NULL, size BIGINT NOT NULL,
-    path TEXT NOT NULL, suffix TEXT NOT NULL, status TEXT NOT NULL,
-    public_score DOUBLE PRECISION, report TEXT, counted TEXT, finished_at TEXT,
-    claim TEXT, lease_until TEXT);
-CREATE INDEX IF NOT EXISTS submissions_team ON submissions(team, submitted_at);
-CREATE INDEX IF NOT EXISTS submissions_status ON submissions(status, id);
-CREATE TABLE IF NOT EXISTS picks (
-    team BIGINT NOT NULL REFERENCES teams(id),
-    submission BIGINT NOT NULL REFERENCES submissions(id), PRIMARY KEY (team, submission));
-CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS audit (
-    id {identity}, at TEXT NOT NULL, event TEXT NOT NULL, detail TEXT NOT NULL);
-"""

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from scorer.serve.sql import SqlStore, tables
-from scorer.serve.store import Limits
+from scorer.serve.sql import SqlStore
+from scorer.serve.store import Limits, tables
 
 #: How long a writer waits for another's transaction before SQLite gives up (milliseconds).
 BUSY_MS = 30_000

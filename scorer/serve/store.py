@@ -134,6 +134,10 @@ class Job:
 #: longest a submission may take (`--timeout`, 600 s by default).
 LEASE = timedelta(minutes=15)
 
+#: The lease of `scorer serve worker`, which renews its claim every third of it while it
+#: judges: a worker that dies holds its jobs this long at most.
+WORKER_LEASE = timedelta(seconds=60)
+
 
 class PickError(ValueError):
     """Picks the store refused: `code` says why (`not_yours`, `not_scored`, `too_many`)."""
@@ -141,3 +145,32 @@ class PickError(ValueError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+def upload_name(submission: int) -> str:
+    """The name a store that `HOLDS_FILES` keeps an upload's bytes under."""
+    return f"submissions/{submission}"
+
+
+def tables(identity: str) -> str:
+    """The tables, their ids declared as a dialect numbers rows itself (`identity`). Times are
+    ISO 8601 UTC text, the same in every database."""
+    return f"""
+CREATE TABLE IF NOT EXISTS teams (
+    id {identity}, name TEXT NOT NULL UNIQUE,
+    token_sha256 TEXT NOT NULL UNIQUE, revoked INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS submissions (
+    id {identity}, team BIGINT NOT NULL REFERENCES teams(id),
+    submitted_at TEXT NOT NULL, sha256 TEXT NOT NULL, size BIGINT NOT NULL,
+    path TEXT NOT NULL, suffix TEXT NOT NULL, status TEXT NOT NULL,
+    public_score DOUBLE PRECISION, report TEXT, counted TEXT, finished_at TEXT,
+    claim TEXT, lease_until TEXT);
+CREATE INDEX IF NOT EXISTS submissions_team ON submissions(team, submitted_at);
+CREATE INDEX IF NOT EXISTS submissions_status ON submissions(status, id);
+CREATE TABLE IF NOT EXISTS picks (
+    team BIGINT NOT NULL REFERENCES teams(id),
+    submission BIGINT NOT NULL REFERENCES submissions(id), PRIMARY KEY (team, submission));
+CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS audit (
+    id {identity}, at TEXT NOT NULL, event TEXT NOT NULL, detail TEXT NOT NULL);
+"""

@@ -1,0 +1,199 @@
+"""The server beyond one machine, on loopback: one PostgreSQL, web processes that only serve
+(`scorer serve run --db URL --no-workers`) and workers that only score (`scorer serve
+worker --db URL`), each a real process, killed with SIGKILL at random moments. Every accepted
+file gets exactly one verdict, the limits hold across the web processes, and every web
+process's boards equal `scorer leaderboard score` on the export, to the bit."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from postgres_cluster import new_database
+from serve_live import FINAL, POPULAR, ROOT, SAMPLE, SOLUTION, free_port, scorer
+
+from scorer.api import score
+
+PUBLIC = {SAMPLE: score(SAMPLE, SOLUTION).public, POPULAR: score(POPULAR, SOLUTION).public}
+
+#: The boards' keys that must equal the rescored export's (`as_of` is another run's time).
+BOARD_KEYS = ("public", "private", "unranked", "confidence", "metric", "competition")
+
+
+class Machines:
+    """The processes of one competition on loopback: web processes and workers, each
+    started with only the database's URL, as on a machine of its own."""
+
+    def __init__(self, url: str, logs: Path) -> None:
+        self.url, self.logs = url, logs
+        self.webs: list[tuple[str, subprocess.Popen[bytes]]] = []
+        self.workers: list[subprocess.Popen[bytes]] = []
+        self.started = 0
+
+    def _spawn(self, *args: str) -> subprocess.Popen[bytes]:
+        self.started += 1
+        log = (self.logs / f"{args[0]}-{self.started}.log").open("ab")
+        return subprocess.Popen(
+            [sys.executable, "-m", "scorer", "serve", *args, "--db", self.url],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+        )
+
+    def web(self) -> str:
+        port = free_port()
+        process = self._spawn("run", "--no-workers", "--port", str(port))
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{base}/api/v1/competition", timeout=1)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None and time.monotonic() < deadline, self.log_text()
+                time.sleep(0.1)
+        self.webs.append((base, process))
+        return base
+
+    def worker(self, *options: str) -> subprocess.Popen[bytes]:
+        process = self._spawn("worker", *options)
+        self.workers.append(process)
+        return process
+
+    def log_text(self) -> str:
+        return "\n".join(p.read_text(errors="replace") for p in sorted(self.logs.glob("*.log")))
+
+    def close(self) -> None:
+        for process in [p for _, p in self.webs] + self.workers:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+
+
+@pytest.fixture
+def machines(tmp_path: Path, postgres: str) -> Iterator[tuple[Machines, Path, str, dict[str, str]]]:
+    """A competition in a new database, made by the organiser's `init`, with 20 teams."""
+    url, folder = new_database(postgres), tmp_path / "organiser"
+    made = scorer("serve", "init", folder, "--solution", SOLUTION, "--db", url, "--json")
+    admin = json.loads(made.stdout)["admin_token"]
+    names = tmp_path / "teams.csv"
+    names.write_text("team\n" + "".join(f"team-{n:02d}\n" for n in range(20)), encoding="utf-8")
+    slips = tmp_path / "tokens.csv"
+    scorer("serve", "team", "add", folder, "--from", names, "--out", slips)
+    with slips.open(newline="", encoding="utf-8") as handle:
+        tokens = {row["team"]: row["token"] for row in csv.DictReader(handle)}
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    running = Machines(url, logs)
+    yield running, folder, admin, tokens
+    running.close()
+
+
+def test_two_web_processes_and_three_killed_workers_give_one_verdict_per_file_and_the_boards(
+    machines: tuple[Machines, Path, str, dict[str, str]], tmp_path: Path
+) -> None:
+    running, folder, admin, tokens = machines
+    webs = [running.web(), running.web()]
+    for _ in range(3):
+        running.worker("--lease", "2")
+    files = [(team, SAMPLE if n % 2 else POPULAR) for team in tokens for n in range(10)]
+    random.Random(25).shuffle(files)
+
+    def upload(index: int) -> tuple[str, int, int | None]:
+        team, path = files[index]
+        headers = {"Authorization": f"Bearer {tokens[team]}"}
+        with httpx.Client(base_url=webs[index % 2], headers=headers, timeout=120) as client:
+            answer = client.post(
+                "/api/v1/submissions", files={"file": (path.name, path.read_bytes())}
+            )
+        return team, answer.status_code, answer.json().get("id")
+
+    stop = threading.Event()
+    kills: list[int] = []
+
+    def killer() -> None:
+        """SIGKILL a random worker every 0.3 to 1.5 s, and start another in its place."""
+        chance = random.Random(9)
+        while not stop.wait(chance.uniform(0.3, 1.5)):
+            victim = chance.choice([p for p in running.workers if p.poll() is None])
+            os.kill(victim.pid, signal.SIGKILL)
+            victim.wait()
+            kills.append(victim.pid)
+            running.workers.remove(victim)
+            running.worker("--lease", "2")
+
+    chaos = threading.Thread(target=killer)
+    chaos.start()
+    try:
+        with ThreadPoolExecutor(max_workers=40) as pool:
+            answers = list(pool.map(upload, range(len(files))))
+        accepted = {ident: team for team, code, ident in answers if code == 202}
+        assert Counter(code for _, code, _ in answers) == {202: 100, 429: 100}
+        assert Counter(accepted.values()) == {team: 5 for team in tokens}  # 5 a team, no more
+        time.sleep(8)  # the workers are killed while they score
+    finally:
+        stop.set()
+        chaos.join()
+    assert len(kills) >= 5
+
+    headers = {"Authorization": f"Bearer {admin}"}
+    admin_client = httpx.Client(base_url=f"{webs[0]}/api/v1", headers=headers, timeout=60)
+    deadline = time.monotonic() + 300
+    while True:
+        rows = admin_client.get("/admin/submissions").json()["submissions"]
+        if all(r["status"] in FINAL for r in rows) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert sorted(r["id"] for r in rows) == sorted(accepted)
+    assert Counter(r["team"] for r in rows if r["status"] == "scored") == {t: 5 for t in tokens}
+    assert {r["public_score"] for r in rows} == set(PUBLIC.values())  # the scorer's, to the bit
+    # exactly one verdict a file: one audited, one kept whole for the boards
+    audit = admin_client.get("/admin/audit").json()["audit"]
+    assert Counter(e["id"] for e in audit if e["event"] == "verdict") == dict.fromkeys(accepted, 1)
+    taken_again = {i for e in audit if e["event"] == "requeued" for i in e["ids"]}
+    assert taken_again and taken_again <= set(accepted)  # killed mid-job, judged by another
+    with psycopg.connect(running.url) as db:
+        kept = db.execute("SELECT submission FROM verdicts").fetchall()
+    assert sorted(i for (i,) in kept) == sorted(accepted)
+
+    admin_client.post("/admin/reveal")
+    out, rescored_db = tmp_path / "export", tmp_path / "rescored.sqlite"
+    scorer("serve", "export", folder, "--out", out)
+    scorer(
+        "leaderboard", "score", out / "manifest.csv", "--solution", SOLUTION, "--db", rescored_db
+    )
+    shown = scorer(
+        "leaderboard", "show", "--db", rescored_db, "--phase", "final", "--format", "json"
+    )
+    rescored = json.loads(shown.stdout)
+    assert len(rescored["public"]["rows"]) == 20
+    for web in webs:  # each web process's boards, once it has copied the last verdict
+        assert converged(web, rescored), web
+    assert "Traceback" not in running.log_text()
+
+
+def converged(web: str, rescored: dict[str, Any], timeout: float = 60) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        board = httpx.get(f"{web}/api/v1/leaderboard", params={"phase": "final"}).json()
+        if all(board.get(key) == rescored[key] for key in BOARD_KEYS):
+            return True
+        time.sleep(0.3)
+    for key in BOARD_KEYS:
+        assert board.get(key) == rescored[key], key
+    return False
