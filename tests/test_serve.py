@@ -9,13 +9,17 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 from postgres_cluster import new_database
 
-from scorer.serve.postgres import PostgresStore
+from scorer.competition import Split
+from scorer.leaderboard.runs import Saved
+from scorer.leaderboard.store import Fingerprint
+from scorer.serve.postgres import CHUNK, PostgresStore
 from scorer.serve.sql import SqlStore, TeamTaken
 from scorer.serve.sqlite import SqliteStore
-from scorer.serve.store import Counted, Limits, PickError, Quota, Status
+from scorer.serve.store import Counted, Limits, PickError, Quota, Status, upload_name
 from scorer.serve.tokens import digest, matches, new_token
 
 NOW = datetime(2026, 12, 4, 17, 0, tzinfo=UTC)
@@ -213,3 +217,104 @@ def test_concurrent_claimers_never_take_the_same_job(opens: Opens) -> None:
     for thread in threads:
         thread.join()
     assert sorted(taken) == sorted(ids)  # each exactly once
+
+
+def test_a_lease_that_ends_is_audited_with_the_jobs_it_frees(opens: Opens) -> None:
+    store, team = store_with_team(opens, Limits(daily=None))
+    for n in range(3):
+        store.accept_upload(team, NOW, f"{n:064x}", 1, f"u/{n}")
+    held = store.claim_jobs(NOW, 2, lease=timedelta(seconds=10))
+    assert store.requeue_stale(NOW + timedelta(seconds=11)) == 2
+    assert store.audit()[-1] | {"at": None} == {
+        "id": store.audit()[-1]["id"],
+        "at": None,
+        "event": "requeued",
+        "ids": [job.id for job in held],
+    }
+    assert store.requeue_stale(NOW + timedelta(seconds=12)) == 0  # nothing more: no event
+    assert [e["event"] for e in store.audit()].count("requeued") == 1
+
+
+def test_a_stopping_worker_releases_only_the_jobs_its_claim_holds(opens: Opens) -> None:
+    store, team = store_with_team(opens, Limits(daily=None))
+    for n in range(3):
+        store.accept_upload(team, NOW, f"{n:064x}", 1, f"u/{n}")
+    mine = store.claim_jobs(NOW, 2)
+    theirs = store.claim_jobs(NOW, 1)
+    assert store.finish_job(mine[0], Status.SCORED, 0.5, None, Counted.DAILY, NOW)
+    assert store.release(mine) == 1  # the one it judged keeps its verdict
+    statuses = {e.id: e.status for e in store.entries()}
+    assert statuses == {
+        mine[0].id: Status.SCORED,
+        mine[1].id: Status.QUEUED,
+        theirs[0].id: Status.SCORING,
+    }
+    # the boards change with a verdict or picks, and only then
+    changed = store.last_change()
+    store.accept_upload(team, NOW, "f" * 64, 1, "u/f")
+    assert store.last_change() == changed > 0
+    store.set_picks(team, [mine[0].id], 2, NOW)
+    assert store.last_change() > changed
+
+
+@pytest.fixture
+def postgresql(postgres: str) -> PostgresStore:
+    return PostgresStore(new_database(postgres), Limits(daily=None))
+
+
+def test_the_database_keeps_an_upload_in_the_transaction_that_accepts_it(
+    postgresql: PostgresStore, tmp_path: Path
+) -> None:
+    team = postgresql.add_team("alpha", digest(new_token()), NOW)
+    source = tmp_path / "big.csv"
+    source.write_bytes(bytes(range(256)) * (CHUNK * 5 // 2 // 256) + b"tail")  # 2.5 chunks
+    decision = postgresql.accept_upload(team, NOW, "a" * 64, 1, "u/a", source=source)
+    assert decision.id is not None
+    back = tmp_path / "back.csv"
+    assert postgresql.fetch(upload_name(decision.id), back)
+    assert back.read_bytes() == source.read_bytes()
+    assert not postgresql.fetch("submissions/999", tmp_path / "none")
+    # a refused upload keeps nothing
+    full = PostgresStore(postgresql.url, Limits(daily=1))
+    assert full.accept_upload(team, NOW, "b" * 64, 1, "u/b", source=source).id is None
+    assert not full.fetch(upload_name(decision.id + 1), tmp_path / "none")
+
+
+def test_a_competition_is_shared_once_and_its_files_read_back(
+    postgresql: PostgresStore, tmp_path: Path
+) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text("name = 'x'\n")
+    assert postgresql.settings() is None
+    assert postgresql.share({"title": "One"}, {"competition.toml": rules})
+    assert not postgresql.share({"title": "Two"}, {"competition.toml": tmp_path / "none"})
+    assert postgresql.settings() == {"title": "One"}
+    assert postgresql.fetch("competition.toml", tmp_path / "back.toml")
+    assert (tmp_path / "back.toml").read_text() == "name = 'x'\n"
+
+
+def test_a_worker_s_verdict_is_kept_whole_once_under_its_claim(postgresql: PostgresStore) -> None:
+    team = postgresql.add_team("alpha", digest(new_token()), NOW)
+    postgresql.accept_upload(team, NOW, "a" * 64, 1, "u/a")
+    (first,) = postgresql.claim_jobs(NOW, 1, lease=timedelta(seconds=1))
+    whole = Saved(
+        fingerprint=Fingerprint("s" * 64, "1.0", "{}"),
+        status=Status.SCORED,
+        content_hash="a" * 64,
+        scores={"public": 0.5, "private": 0.25, "overall": 0.375},
+        error=None,
+        seconds=0.5,
+        per_user={
+            Split.PUBLIC: np.array([0.5, np.nan]).tobytes(),
+            Split.PRIVATE: np.array([0.25]).tobytes(),
+        },
+    )
+    postgresql.requeue_stale(NOW + timedelta(seconds=2))
+    (second,) = postgresql.claim_jobs(NOW + timedelta(seconds=2), 1)
+    assert not postgresql.finish_job(first, Status.SCORED, 0.5, None, Counted.DAILY, NOW, whole)
+    assert postgresql.verdict(first.id) is None  # the dead claim wrote nothing
+    assert postgresql.finish_job(second, Status.SCORED, 0.5, None, Counted.DAILY, NOW, whole)
+    kept = postgresql.verdict(second.id)
+    assert kept is not None and kept == whole
+    assert np.isnan(kept.arrays()[Split.PUBLIC][1])
+    assert postgresql.fingerprints() == {second.id: whole.fingerprint}

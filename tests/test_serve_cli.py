@@ -138,3 +138,46 @@ def test_init_on_postgresql_keeps_the_store_in_the_database(tmp_path: Path, post
     assert serve("team", "add", folder, "alpha").exit_code == 0  # type: ignore[attr-defined]
     assert not (folder / "store.sqlite").exists()
     assert PostgresStore(url, site.settings_of(folder).limits).teams() == [("alpha", False)]
+
+
+def test_a_database_holds_one_competition_and_gives_each_machine_what_it_needs(
+    tmp_path: Path, postgres: str
+) -> None:
+    url = new_database(postgres)
+    assert serve("init", tmp_path / "srv", "--solution", SOLUTION, "--db", url).exit_code == 0  # type: ignore[attr-defined]
+    again = serve("init", tmp_path / "again", "--solution", SOLUTION, "--db", url)
+    assert again.exit_code == 2  # type: ignore[attr-defined]
+    assert "the database holds a competition already" in again.output  # type: ignore[attr-defined]
+    assert not (tmp_path / "again").exists()
+    # a web process gets the settings and the targets, never the hidden solution
+    web = site.from_database(url, tmp_path / "web")
+    assert web == site.settings_of(tmp_path / "srv")
+    assert sorted(p.name for p in (tmp_path / "web").iterdir()) == [
+        "settings.json",
+        "targets.csv",
+        "uploads",
+    ]
+    assert (tmp_path / "web" / "targets.csv").read_bytes() == (
+        tmp_path / "srv" / "targets.csv"
+    ).read_bytes()
+    # a worker gets the solution too, to the byte
+    site.from_database(url, tmp_path / "worker", solution=True)
+    assert (tmp_path / "worker" / "solution.csv").read_bytes() == SOLUTION.read_bytes()
+    assert stat.S_IMODE((tmp_path / "worker").stat().st_mode) == 0o700
+
+
+def test_run_and_worker_refuse_what_they_cannot_serve(tmp_path: Path, postgres: str) -> None:
+    folder, _ = made(tmp_path)
+    empty = new_database(postgres)
+    for args, said in [
+        (["run"], "give the server's folder DIR, or --db URL"),
+        (["run", folder, "--db", empty], "give the server's folder DIR, or --db URL"),
+        (["run", folder, "--no-workers"], "--no-workers needs a PostgreSQL store"),
+        (["run", "--db", empty], "the database holds no competition"),
+        (["worker", "--db", empty], "the database holds no competition"),
+        (["worker", "--db", "mysql://x"], "expected a postgresql:// address"),
+    ]:
+        done = serve(*args)
+        assert done.exit_code == 2, (args, done.output)  # type: ignore[attr-defined]
+        assert said in done.output, args  # type: ignore[attr-defined]
+        assert "Traceback" not in done.output  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from postgres_cluster import new_database
 from serve_live import BROKEN, POPULAR, SAMPLE, SOLUTION, Live
 
 from scorer.api import score
@@ -29,10 +30,19 @@ def forms(value: float) -> list[str]:
     return [repr(value), f"{value:.6f}", f"{value:.4f}"]
 
 
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def live(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Live]:
+    """A server on each store: on PostgreSQL its boards are copied from the verdicts its
+    worker wrote whole to the database (`mirror`), and must hide as much."""
     folder = tmp_path_factory.mktemp("leaks") / "srv"
-    server = Live(folder, "--title", "<b>Final</b>", teams=tuple(UPLOADS)).start()
+    db = (
+        []
+        if request.param == "sqlite"
+        else ["--db", new_database(request.getfixturevalue("postgres"))]
+    )
+    server = Live(folder, "--title", "<b>Final</b>", *db, teams=tuple(UPLOADS)).start()
     for team, files in UPLOADS.items():
         for path in files:
             server.scored(team, path)

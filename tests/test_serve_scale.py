@@ -167,19 +167,15 @@ def test_two_web_processes_and_three_killed_workers_give_one_verdict_per_file_an
     assert Counter(e["id"] for e in audit if e["event"] == "verdict") == dict.fromkeys(accepted, 1)
     taken_again = {i for e in audit if e["event"] == "requeued" for i in e["ids"]}
     assert taken_again and taken_again <= set(accepted)  # killed mid-job, judged by another
-    with psycopg.connect(running.url) as db:
-        kept = db.execute("SELECT submission FROM verdicts").fetchall()
+    with psycopg.connect(running.url) as database:
+        kept = database.execute("SELECT submission FROM verdicts").fetchall()
     assert sorted(i for (i,) in kept) == sorted(accepted)
 
     admin_client.post("/admin/reveal")
-    out, rescored_db = tmp_path / "export", tmp_path / "rescored.sqlite"
+    out, db = tmp_path / "export", tmp_path / "rescored.sqlite"
     scorer("serve", "export", folder, "--out", out)
-    scorer(
-        "leaderboard", "score", out / "manifest.csv", "--solution", SOLUTION, "--db", rescored_db
-    )
-    shown = scorer(
-        "leaderboard", "show", "--db", rescored_db, "--phase", "final", "--format", "json"
-    )
+    scorer("leaderboard", "score", out / "manifest.csv", "--solution", SOLUTION, "--db", db)
+    shown = scorer("leaderboard", "show", "--db", db, "--phase", "final", "--format", "json")
     rescored = json.loads(shown.stdout)
     assert len(rescored["public"]["rows"]) == 20
     for web in webs:  # each web process's boards, once it has copied the last verdict

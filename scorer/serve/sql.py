@@ -275,7 +275,8 @@ class SqlStore:
         requeue = "UPDATE submissions SET status = 'queued', claim = NULL WHERE status = 'scoring'"
         over, args = ("", ()) if now is None else (" AND lease_until < ?", (now.isoformat(),))
         with self._write() as db:
-            ids = sorted(int(i) for (i,) in self._run(db, f"{requeue}{over} RETURNING id", *args))
+            rows = self._run(db, f"{requeue}{over} RETURNING id", *args).fetchall()
+            ids = sorted(int(i) for (i,) in rows)
             if ids:
                 self._log(db, now or datetime.now(UTC), "requeued", {"ids": ids})
         return len(ids)
