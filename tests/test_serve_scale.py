@@ -193,3 +193,66 @@ def converged(web: str, rescored: dict[str, Any], timeout: float = 60) -> bool:
     for key in BOARD_KEYS:
         assert board.get(key) == rescored[key], key
     return False
+
+
+#: The address the README's layout gives its database.
+LAYOUT_DB = "postgresql://scorer:PASSWORD@db/lostitems"
+
+
+def layout() -> list[list[str]]:
+    """The `scorer` commands of the README's three-machine layout, in order, split as bash
+    splits them."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("### Beyond one machine", 1)[1].split("```text\n", 1)[1]
+    block = section.split("```", 1)[0]
+    return [line.split() for line in block.splitlines() if line.startswith("scorer ")]
+
+
+def test_the_readme_s_three_machine_layout_runs_as_printed(tmp_path: Path, postgres: str) -> None:
+    url = new_database(postgres)
+    commands = [[url if word == LAYOUT_DB else word for word in c[1:]] for c in layout()]
+    assert [c[:2] for c in commands] == [
+        ["serve", "init"],
+        ["serve", "team"],
+        ["serve", "run"],
+        ["serve", "worker"],
+    ]
+    (tmp_path / "data").symlink_to(ROOT / "data")
+    (tmp_path / "teams.csv").write_text("team\nTeam A\n", encoding="utf-8")
+
+    def scorer_here(args: list[str]) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "scorer", *args], capture_output=True, text=True, cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+    init, team, web, worker = commands
+    scorer_here(init)
+    scorer_here(team)
+    with (tmp_path / "tokens.csv").open(newline="", encoding="utf-8") as handle:
+        (token,) = [row["token"] for row in csv.DictReader(handle)]
+    port = free_port()
+    running = [
+        subprocess.Popen([sys.executable, "-m", "scorer", *web, "--port", str(port)], cwd=tmp_path),
+        *(subprocess.Popen([sys.executable, "-m", "scorer", *worker], cwd=tmp_path) for _ in "12"),
+    ]
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{base}/api/v1/competition", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        submitted = scorer_here(
+            ["submit", "data/sample_submission.csv", "--server", base, "--token", token]
+        )
+        assert f"scored, public score {PUBLIC[SAMPLE]:.6f}" in submitted.stdout
+    finally:
+        for process in running:
+            process.send_signal(signal.SIGTERM)
+        codes = [process.wait(60) for process in running]
+    assert codes == [0, 0, 0]  # each stops cleanly
