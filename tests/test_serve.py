@@ -313,8 +313,9 @@ def test_a_worker_s_verdict_is_kept_whole_once_under_its_claim(postgresql: Postg
     (second,) = postgresql.claim_jobs(NOW + timedelta(seconds=2), 1)
     assert not postgresql.finish_job(first, Status.SCORED, 0.5, None, Counted.DAILY, NOW, whole)
     assert postgresql.verdict(first.id) is None  # the dead claim wrote nothing
+    assert postgresql.judged() == (set(), None)
     assert postgresql.finish_job(second, Status.SCORED, 0.5, None, Counted.DAILY, NOW, whole)
     kept = postgresql.verdict(second.id)
     assert kept is not None and kept == whole
     assert np.isnan(kept.arrays()[Split.PUBLIC][1])
-    assert postgresql.fingerprints() == {second.id: whole.fingerprint}
+    assert postgresql.judged() == ({second.id}, whole.fingerprint)

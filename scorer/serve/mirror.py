@@ -62,15 +62,16 @@ class Mirror:
 
 def copy(store: PostgresStore, board: Board, folder: Path) -> None:
     """One leaderboard run whose verdicts are the workers': the boards of the database now."""
-    fingerprints = store.fingerprints()
+    judged, fingerprint = store.judged()
     entries = [
         e
         for e in store.entries()
-        if on_board(e) and e.status in FINAL and e.id in fingerprints  # as `serve export`
+        if on_board(e) and e.status in FINAL and e.id in judged  # as `serve export` writes
     ]
-    if not entries:
+    if not entries or fingerprint is None:
         return
-    fingerprint = fingerprints[entries[-1].id]  # the newest verdict's (all share it)
+    # The run is under the newest verdict's fingerprint: workers of one scorer on one
+    # solution all write the same one, and a verdict of another is copied as it was written.
     run = runs.start(board, fingerprint, len(entries))
     pairs, counts = [], Counter({"total": len(entries)})
     for entry in entries:

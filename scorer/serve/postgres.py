@@ -143,12 +143,15 @@ class PostgresStore(SqlStore):
             blobs.get(Split.PRIVATE),
         )
 
-    def fingerprints(self) -> dict[int, Fingerprint]:
-        """Each verdict's fingerprint, by submission (what a web process has not copied)."""
-        rows = self._read(
-            "SELECT submission, solution_hash, scorer_version, config FROM verdicts"
-        ).fetchall()
-        return {int(ident): Fingerprint(*found) for ident, *found in rows}
+    def judged(self) -> tuple[set[int], Fingerprint | None]:
+        """The submissions a worker's verdict is kept for, and the newest one's fingerprint:
+        what a web process copies (a cheap read: no per-user scores)."""
+        ids = {int(i) for (i,) in self._read("SELECT submission FROM verdicts").fetchall()}
+        row = self._read(
+            "SELECT solution_hash, scorer_version, config FROM verdicts"
+            " ORDER BY submission DESC LIMIT 1"
+        ).fetchone()
+        return ids, None if row is None else Fingerprint(*row)
 
     def verdict(self, submission: int) -> Saved | None:
         """A worker's verdict whole, per-user scores included."""

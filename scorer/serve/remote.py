@@ -31,6 +31,11 @@ from scorer.serve.postgres import PostgresStore
 from scorer.serve.store import WORKER_LEASE, Job, upload_name
 
 
+def say(line: str) -> None:
+    """A line of the worker's log, on stderr (submission ids only: names are the teams')."""
+    print(f"scorer serve worker: {line}", file=sys.stderr, flush=True)
+
+
 class Worker:
     """Claims, judges and finishes jobs until `cancel` is set (`run`), the solution and
     the rules read from the worker's own folder `home` (`site.from_database`)."""
@@ -61,6 +66,7 @@ class Worker:
             self._thread.join(timeout)
 
     def run(self) -> None:
+        say(f"judging up to {max(1, self.isolation.workers)} submissions at once")
         with Board(self.home / BOARD) as board:  # this worker's cache of verdicts
             while not self.cancel.is_set():
                 try:
@@ -120,7 +126,12 @@ class Worker:
                 job = None if outcome is None else claimed.pop(outcome.path, None)
                 if outcome is not None and job is not None:
                     whole = runs.saved(board, outcome.team, outcome.path)
-                    self.store.finish_job(job, *verdict(outcome), utc_now(), saved=whole)
+                    status, public, report, counted = verdict(outcome)
+                    written = self.store.finish_job(
+                        job, status, public, report, counted, utc_now(), saved=whole
+                    )
+                    said = status if written else "judged, but claimed since by another worker"
+                    say(f"submission {job.id}: {said}")
 
             score_entries(
                 entries,
@@ -133,7 +144,7 @@ class Worker:
                 progress=progress,
             )
         except Cancelled:  # stopping: what is not judged is queued again, for another worker
-            self.store.release(jobs)
+            say(f"stopping: {self.store.release(jobs)} submissions handed back, unjudged")
         except psycopg.Error:  # the database: the jobs are claimed again when the lease ends
             raise
         except Exception:  # a bug of the scorer: told to the organiser, refunded to the teams
