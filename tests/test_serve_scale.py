@@ -171,6 +171,14 @@ def test_two_web_processes_and_three_killed_workers_give_one_verdict_per_file_an
         kept = database.execute("SELECT submission FROM verdicts").fetchall()
     assert sorted(i for (i,) in kept) == sorted(accepted)
 
+    for n, team in enumerate(tokens):  # each team picks its first, through either process
+        first = min(i for i, owner in accepted.items() if owner == team)
+        picked = httpx.put(
+            f"{webs[n % 2]}/api/v1/picks",
+            json={"ids": [first]},
+            headers={"Authorization": f"Bearer {tokens[team]}"},
+        )
+        assert picked.json()["ids"] == [first], picked.text
     admin_client.post("/admin/reveal")
     out, db = tmp_path / "export", tmp_path / "rescored.sqlite"
     scorer("serve", "export", folder, "--out", out)
@@ -178,6 +186,7 @@ def test_two_web_processes_and_three_killed_workers_give_one_verdict_per_file_an
     shown = scorer("leaderboard", "show", "--db", db, "--phase", "final", "--format", "json")
     rescored = json.loads(shown.stdout)
     assert len(rescored["public"]["rows"]) == 20
+    assert {row["pick"] for row in rescored["private"]["rows"]} == {"selected"}
     for web in webs:  # each web process's boards, once it has copied the last verdict
         assert converged(web, rescored), web
     assert "Traceback" not in running.log_text()

@@ -15,6 +15,8 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+import psycopg
+
 from scorer.leaderboard import runs
 from scorer.leaderboard.store import Store as Board
 from scorer.serve.jobs import BOARD, IDLE, on_board, submission
@@ -55,7 +57,9 @@ class Mirror:
                         copy(self.store, board, self.folder)
                         seen = change
                         self.published()
-                except Exception:  # the database away: told, tried again
+                except psycopg.OperationalError as exc:  # the database away: tried again
+                    print(f"scorer serve: cannot reach the database ({exc})", file=sys.stderr)
+                except Exception:  # a full disk, a bug: told, tried again
                     traceback.print_exc(file=sys.stderr)
                 self._wake.wait(IDLE)
 

@@ -77,7 +77,9 @@ class Worker:
                         with self._renewed(jobs):
                             self._judge(board, jobs)
                         continue
-                except Exception:  # the database away, a full disk: told, tried again
+                except psycopg.OperationalError as exc:  # the database away: tried again
+                    say(f"cannot reach the database ({exc}); trying again")
+                except Exception:  # a full disk, a bug: told, tried again
                     traceback.print_exc(file=sys.stderr)
                 self.cancel.wait(IDLE)
 
