@@ -153,12 +153,7 @@ def test_two_web_processes_and_three_killed_workers_give_one_verdict_per_file_an
 
     headers = {"Authorization": f"Bearer {admin}"}
     admin_client = httpx.Client(base_url=f"{webs[0]}/api/v1", headers=headers, timeout=60)
-    deadline = time.monotonic() + 300
-    while True:
-        rows = admin_client.get("/admin/submissions").json()["submissions"]
-        if all(r["status"] in FINAL for r in rows) or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
+    rows = final(webs[0], admin)
     assert sorted(r["id"] for r in rows) == sorted(accepted)
     assert Counter(r["team"] for r in rows if r["status"] == "scored") == {t: 5 for t in tokens}
     assert {r["public_score"] for r in rows} == set(PUBLIC.values())  # the scorer's, to the bit
@@ -180,15 +175,74 @@ def test_two_web_processes_and_three_killed_workers_give_one_verdict_per_file_an
         )
         assert picked.json()["ids"] == [first], picked.text
     admin_client.post("/admin/reveal")
-    out, db = tmp_path / "export", tmp_path / "rescored.sqlite"
-    scorer("serve", "export", folder, "--out", out)
-    scorer("leaderboard", "score", out / "manifest.csv", "--solution", SOLUTION, "--db", db)
-    shown = scorer("leaderboard", "show", "--db", db, "--phase", "final", "--format", "json")
-    rescored = json.loads(shown.stdout)
+    rescored = export_rescored(folder, tmp_path)
     assert len(rescored["public"]["rows"]) == 20
     assert {row["pick"] for row in rescored["private"]["rows"]} == {"selected"}
     for web in webs:  # each web process's boards, once it has copied the last verdict
         assert converged(web, rescored), web
+    assert "Traceback" not in running.log_text()
+
+
+def export_rescored(folder: Path, tmp_path: Path) -> dict[str, Any]:
+    """The final board `scorer leaderboard score` gives on the server's export."""
+    out, db = tmp_path / "export", tmp_path / "rescored.sqlite"
+    scorer("serve", "export", folder, "--out", out)
+    scorer("leaderboard", "score", out / "manifest.csv", "--solution", SOLUTION, "--db", db)
+    shown = scorer("leaderboard", "show", "--db", db, "--phase", "final", "--format", "json")
+    rescored: dict[str, Any] = json.loads(shown.stdout)
+    return rescored
+
+
+def final(web: str, admin: str, timeout: float = 300) -> list[dict[str, Any]]:
+    """Every submission, once each has its verdict."""
+    headers = {"Authorization": f"Bearer {admin}"}
+    deadline = time.monotonic() + timeout
+    with httpx.Client(base_url=f"{web}/api/v1", headers=headers, timeout=60) as client:
+        while True:
+            rows: list[dict[str, Any]] = client.get("/admin/submissions").json()["submissions"]
+            if all(r["status"] in FINAL for r in rows) or time.monotonic() > deadline:
+                return rows
+            time.sleep(0.5)
+
+
+def test_connections_cut_while_files_are_scored_lose_nothing(
+    machines: tuple[Machines, Path, str, dict[str, str]], tmp_path: Path
+) -> None:
+    running, folder, admin, tokens = machines
+    web = running.web()
+    for _ in range(2):
+        running.worker("--lease", "2")
+    teams = list(tokens)[:10]
+    for team in teams:
+        for path in (SAMPLE, POPULAR):
+            headers = {"Authorization": f"Bearer {tokens[team]}"}
+            sent = {"file": (path.name, path.read_bytes())}
+            answer = httpx.post(f"{web}/api/v1/submissions", files=sent, headers=headers)
+            assert answer.status_code == 202, answer.text
+    database = running.url.rsplit("/", 1)[1]
+    cuts = 0
+    with psycopg.connect(running.url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as db:
+        deadline = time.monotonic() + 4
+        while time.monotonic() < deadline:  # every connection of every process, cut
+            cut = db.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE datname = %s AND pid <> pg_backend_pid()",
+                (database,),
+            ).fetchone()
+            cuts += cut[0] if cut else 0
+            time.sleep(0.3)
+    assert cuts > 0
+    rows = final(web, admin)
+    assert [r["status"] for r in rows] == ["scored"] * 20  # each judged, none refunded
+    with httpx.Client(base_url=f"{web}/api/v1", headers={"Authorization": f"Bearer {admin}"}) as c:
+        audit = c.get("/admin/audit").json()["audit"]
+        assert Counter(e["id"] for e in audit if e["event"] == "verdict") == {
+            r["id"]: 1 for r in rows
+        }
+        c.post("/admin/reveal")
+    rescored = export_rescored(folder, tmp_path)
+    assert len(rescored["public"]["rows"]) == 10
+    assert converged(web, rescored)
     assert "Traceback" not in running.log_text()
 
 

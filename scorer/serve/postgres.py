@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import psycopg
 
@@ -24,7 +24,7 @@ from scorer.competition import Split
 from scorer.leaderboard.runs import Saved
 from scorer.leaderboard.schema import Status
 from scorer.leaderboard.store import Fingerprint
-from scorer.serve.sql import Connection, SqlStore
+from scorer.serve.sql import Connection, Cursor, SqlStore
 from scorer.serve.store import Limits, tables
 
 #: The advisory lock held while the schema is made: two processes starting together would
@@ -52,8 +52,15 @@ CREATE TABLE IF NOT EXISTS verdicts (
 """
 )
 
+T = TypeVar("T")
+
 #: The size of a file's chunks in the database.
 CHUNK = 1 << 20
+
+
+def begin(db: psycopg.Connection[tuple[object, ...]]) -> psycopg.Connection[tuple[object, ...]]:
+    db.execute("BEGIN")
+    return db
 
 
 class PostgresStore(SqlStore):
@@ -77,11 +84,31 @@ class PostgresStore(SqlStore):
             self._local.db = db
         return db
 
+    def _live(self, first: Callable[[psycopg.Connection[tuple[object, ...]]], T]) -> T:
+        """`first(connection)`, again on a new connection when this thread's one turns out
+        to be closed (the server restarted, or ended it): a connection that is closed before
+        its first statement answers has done nothing, so a web process answers on."""
+        db = self._db()
+        try:
+            return first(db)
+        except psycopg.OperationalError:
+            if not db.closed:  # an error of a live connection: not ours to retry
+                raise
+            return first(self._db())  # `_db` connects anew
+
     @contextmanager
     def _write(self) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
-        db = self._db()
-        with db.transaction():
+        db = self._live(begin)  # once BEGIN is answered, an error is not retried
+        try:
             yield db
+        except BaseException:
+            with suppress(psycopg.Error):  # a connection that died has rolled back
+                db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def _read(self, sql: str, *args: Any) -> Cursor:
+        return self._live(lambda db: self._run(db, sql, *args))  # a read is safe to repeat
 
     def _lock_team(self, db: Connection, team: int) -> None:
         self._run(db, "SELECT 1 FROM teams WHERE id = ? FOR UPDATE", team)
@@ -100,8 +127,8 @@ class PostgresStore(SqlStore):
     def fetch(self, name: str, dest: Path) -> bool:
         """Write the file kept under `name` to `dest`; whether there is one. A server-side
         cursor reads it a few chunks at a time, never whole in memory."""
-        db, found = self._db(), False
-        with db.transaction(), db.cursor(name="fetch") as rows, dest.open("wb") as out:
+        found = False
+        with self._write() as db, db.cursor(name="fetch") as rows, dest.open("wb") as out:
             rows.itersize = 4
             rows.execute(self._sql("SELECT data FROM files WHERE name = ? ORDER BY seq"), (name,))
             for (chunk,) in rows:

@@ -13,7 +13,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import timedelta
 from pathlib import Path
 
@@ -92,8 +92,8 @@ class Worker:
             while not done.wait(self.lease.total_seconds() / 3):
                 try:
                     self.store.renew(jobs, utc_now(), self.lease)
-                except Exception:  # tried again at the next beat; the lease may end meanwhile
-                    traceback.print_exc(file=sys.stderr)
+                except psycopg.Error as exc:  # tried again at the next beat
+                    say(f"cannot renew the lease ({exc}); trying again")
 
         heart = threading.Thread(target=beat, name="scorer-lease", daemon=True)
         heart.start()
@@ -147,7 +147,9 @@ class Worker:
             )
         except Cancelled:  # stopping: what is not judged is queued again, for another worker
             say(f"stopping: {self.store.release(jobs)} submissions handed back, unjudged")
-        except psycopg.Error:  # the database: the jobs are claimed again when the lease ends
+        except psycopg.Error:  # the database: its jobs go back now, or when the lease ends
+            with suppress(psycopg.Error):
+                self.store.release(jobs)  # on a new connection, if the database answers
             raise
         except Exception:  # a bug of the scorer: told to the organiser, refunded to the teams
             refund(self.store, jobs)  # (a job finished already keeps its verdict)

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -150,9 +152,9 @@ class SqlStore:
         rows = self._read("SELECT name, revoked FROM teams ORDER BY name").fetchall()
         return [(str(name), bool(revoked)) for name, revoked in rows]
 
-    def _quota(self, db: Connection, team: int, now: datetime) -> Quota:
-        today, rejected, total = self._run(
-            db,
+    def _quota(self, run: Callable[..., Cursor], team: int, now: datetime) -> Quota:
+        """A team's quota, read by `run` (a statement in a transaction, or a read)."""
+        today, rejected, total = run(
             "SELECT count(*) FILTER (WHERE counted = 'daily' AND submitted_at >= ?),"
             " count(*) FILTER (WHERE counted = 'rejected'), count(counted)"
             " FROM submissions WHERE team = ?",
@@ -162,7 +164,7 @@ class SqlStore:
         return Quota.of(self.limits, now, today, rejected, total)
 
     def quota(self, team: int, now: datetime) -> Quota:
-        return self._quota(self._db(), team, now)
+        return self._quota(self._read, team, now)
 
     def accept_upload(
         self,
@@ -178,7 +180,8 @@ class SqlStore:
         keeps its bytes (`source`) in the same transaction."""
         with self._write() as db:
             self._lock_team(db, team)
-            quota = self._quota(db, team, now)  # counted in the transaction that accepts
+            reads = partial(self._run, db)  # in the transaction that accepts
+            quota = self._quota(reads, team, now)
             if quota.limit is not None:
                 return Decision(None, quota)
             (ident,) = self._run(
@@ -197,7 +200,7 @@ class SqlStore:
             (name,) = self._run(db, "SELECT name FROM teams WHERE id = ?", team).fetchone()
             detail = {"team": name, "id": int(ident), "sha256": sha256, "size": size}
             self._log(db, now, "upload", detail)
-            return Decision(int(ident), self._quota(db, team, now))
+            return Decision(int(ident), self._quota(reads, team, now))
 
     def refuse_upload(self, team: int, now: datetime, detail: dict[str, Any]) -> None:
         self.log(now, "upload_refused", {"team": team, **detail})  # the detail's name wins
