@@ -127,9 +127,10 @@ class Live:
                 rows = client.get("/admin/submissions").json()["submissions"]
                 board = client.get("/leaderboard").json()
                 with Store(self.folder / "board.sqlite", create=False) as store:
-                    run = store.published()
+                    run, running = store.published(), store.unfinished()
                 latest = None if run is None or run.finished_at is None else iso(run.finished_at)
-                done = all(r["status"] in FINAL for r in rows)
+                done = all(r["status"] in FINAL for r in rows) and running is None
+                # (a board built before the run under way began is not stale, and is not it)
                 if done and board["as_of"] == latest and board["stale"] is None:
                     return
                 time.sleep(0.2)
