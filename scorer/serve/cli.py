@@ -15,7 +15,6 @@ from typing import Annotated
 
 import typer
 
-from scorer.competition import LOST_ITEMS, Competition
 from scorer.errors import UsageError
 from scorer.leaderboard.cli import WorkerBudget, WorkerTimeout
 from scorer.leaderboard.manifest import MAX_SELECTED
@@ -275,13 +274,12 @@ def worker(
     with guarded("serve worker", False), _home(None, db, solution=True) as home:
         from scorer.serve.remote import Worker
 
-        rules = home / site.COMPETITION
         isolation = Isolation(workers=workers, budget=max_memory, timeout=timeout)
         scoring = Worker(
             site.postgres(site.store_of(home)),
             home,
             home / site.SOLUTION,
-            Competition.load(rules) if rules.is_file() else LOST_ITEMS,
+            site.rules_of(home),
             isolation,
             dt.timedelta(seconds=lease),
         )

@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scorer.competition import LOST_ITEMS, Competition
 from scorer.leaderboard.batch import Isolation
 from scorer.leaderboard.boards import Boards, Phase, iso
 from scorer.leaderboard.store import Store as Board
@@ -78,8 +77,7 @@ class Server:
         self.store = site.store_of(folder)
         self.uploads = site.UPLOADS
         self.max_upload = max_upload
-        rules = folder / site.COMPETITION
-        self.competition = Competition.load(rules) if rules.is_file() else LOST_ITEMS
+        self.competition = site.rules_of(folder)
         Board(folder / BOARD).close()  # the boards' database exists before any request
         isolation = Isolation(workers=workers, budget=budget, timeout=timeout, judge=judge)
         self.scoring: Scoring | Mirror

@@ -156,6 +156,12 @@ def postgres(store: SqlStore) -> PostgresStore:
     return store
 
 
+def rules_of(folder: Path) -> Competition:
+    """The competition a server's folder scores: its `competition.toml`, else lost items."""
+    rules = folder / COMPETITION
+    return Competition.load(rules) if rules.is_file() else LOST_ITEMS
+
+
 def store_of(folder: Path) -> SqlStore:
     return open_store(folder, settings_of(folder))
 
