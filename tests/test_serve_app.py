@@ -17,6 +17,7 @@ from serve_live import SAMPLE, SOLUTION
 from scorer.serve import site
 from scorer.serve.app import HEADERS, build
 from scorer.serve.server import Server
+from scorer.serve.sql import StoreUnavailable
 from scorer.serve.uploads import stored_name, suffix_of
 
 
@@ -70,6 +71,24 @@ def test_a_bug_is_a_bare_500_and_the_organiser_s_stderr_has_it(
         "message": "the server failed; the organiser has the details",
     }
     assert "secret" not in answer.text and "exploded" in capsys.readouterr().err
+
+
+def test_a_database_away_is_a_503_to_try_again_and_names_no_address(
+    made: tuple[Server, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server, _ = made
+
+    def away() -> dict[str, Any]:
+        raise StoreUnavailable("the database cannot be reached: 10.0.0.5:5432 refused")
+
+    monkeypatch.setattr(server, "competition_dict", away)
+    answer = ask(server, "GET", "/api/v1/competition")
+    assert (answer.status_code, answer.headers["retry-after"]) == (503, "5")
+    assert answer.json()["error"] == {
+        "code": "unavailable",
+        "message": "the server's database is away; try again soon",
+    }
+    assert "10.0.0.5" not in answer.text and "10.0.0.5" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

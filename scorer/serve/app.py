@@ -27,6 +27,7 @@ from scorer.errors import ScorerError
 from scorer.leaderboard.boards import Phase, iso
 from scorer.leaderboard.render import render
 from scorer.serve.server import ServeError, Server, utc
+from scorer.serve.sql import StoreUnavailable
 from scorer.serve.store import Entry, PickError, Quota
 from scorer.serve.uploads import UploadError, too_large
 
@@ -176,6 +177,11 @@ def answer(request: Request, exc: Exception) -> Response:
         return error(400, exc.code, str(exc))
     if isinstance(exc, ScorerError):  # the library refused: a team name taken, or refused
         return error(400, str(exc.failure), str(exc))
+    if isinstance(exc, StoreUnavailable):  # PostgreSQL restarting: nothing was done
+        print(f"scorer serve: {exc}", file=sys.stderr)
+        answered = error(503, "unavailable", "the server's database is away; try again soon")
+        answered.headers["Retry-After"] = "5"
+        return answered
     if isinstance(exc, HTTPException):
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         return error(exc.status_code, code, str(exc.detail))

@@ -15,12 +15,11 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-import psycopg
-
 from scorer.leaderboard import runs
 from scorer.leaderboard.store import Store as Board
 from scorer.serve.jobs import BOARD, IDLE, on_board, submission
 from scorer.serve.postgres import PostgresStore
+from scorer.serve.sql import StoreUnavailable
 from scorer.serve.store import FINAL
 
 
@@ -57,7 +56,7 @@ class Mirror:
                         copy(self.store, board, self.folder)
                         seen = change
                         self.published()
-                except psycopg.OperationalError as exc:  # the database away: tried again
+                except StoreUnavailable as exc:  # the database away: tried again
                     print(f"scorer serve: cannot reach the database ({exc})", file=sys.stderr)
                 except Exception:  # a full disk, a bug: told, tried again
                     traceback.print_exc(file=sys.stderr)

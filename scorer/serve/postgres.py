@@ -24,7 +24,7 @@ from scorer.competition import Split
 from scorer.leaderboard.runs import Saved
 from scorer.leaderboard.schema import Status
 from scorer.leaderboard.store import Fingerprint
-from scorer.serve.sql import Connection, Cursor, SqlStore
+from scorer.serve.sql import Connection, Cursor, SqlStore, StoreUnavailable
 from scorer.serve.store import Limits, tables
 
 #: The advisory lock held while the schema is made: two processes starting together would
@@ -88,24 +88,29 @@ class PostgresStore(SqlStore):
         """`first(connection)`, again on a new connection when this thread's one turns out
         to be closed (the server restarted, or ended it): a connection that is closed before
         its first statement answers has done nothing, so a web process answers on."""
-        db = self._db()
         try:
-            return first(db)
-        except psycopg.OperationalError:
-            if not db.closed:  # an error of a live connection: not ours to retry
-                raise
-            return first(self._db())  # `_db` connects anew
+            db = self._db()
+            try:
+                return first(db)
+            except psycopg.OperationalError:
+                if not db.closed:  # an error of a live connection: not ours to retry
+                    raise
+                return first(self._db())  # `_db` connects anew
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(f"the database cannot be reached: {exc}") from None
 
     @contextmanager
     def _write(self) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
         db = self._live(begin)  # once BEGIN is answered, an error is not retried
         try:
             yield db
-        except BaseException:
+            db.execute("COMMIT")
+        except BaseException as exc:
             with suppress(psycopg.Error):  # a connection that died has rolled back
                 db.execute("ROLLBACK")
+            if isinstance(exc, psycopg.OperationalError) and db.closed:
+                raise StoreUnavailable(f"the database went away: {exc}") from None
             raise
-        db.execute("COMMIT")
 
     def _read(self, sql: str, *args: Any) -> Cursor:
         return self._live(lambda db: self._run(db, sql, *args))  # a read is safe to repeat

@@ -17,8 +17,6 @@ from contextlib import contextmanager, suppress
 from datetime import timedelta
 from pathlib import Path
 
-import psycopg
-
 from scorer.competition import Competition
 from scorer.leaderboard import runs
 from scorer.leaderboard.batch import Isolation, score_entries
@@ -28,6 +26,7 @@ from scorer.leaderboard.store import Store as Board
 from scorer.leaderboard.worker import Cancelled
 from scorer.serve.jobs import BOARD, IDLE, refund, utc_now, verdict
 from scorer.serve.postgres import PostgresStore
+from scorer.serve.sql import StoreUnavailable
 from scorer.serve.store import WORKER_LEASE, Job, upload_name
 
 
@@ -77,7 +76,7 @@ class Worker:
                         with self._renewed(jobs):
                             self._judge(board, jobs)
                         continue
-                except psycopg.OperationalError as exc:  # the database away: tried again
+                except StoreUnavailable as exc:  # the database away: tried again
                     say(f"cannot reach the database ({exc}); trying again")
                 except Exception:  # a full disk, a bug: told, tried again
                     traceback.print_exc(file=sys.stderr)
@@ -92,7 +91,7 @@ class Worker:
             while not done.wait(self.lease.total_seconds() / 3):
                 try:
                     self.store.renew(jobs, utc_now(), self.lease)
-                except psycopg.Error as exc:  # tried again at the next beat
+                except StoreUnavailable as exc:  # tried again at the next beat
                     say(f"cannot renew the lease ({exc}); trying again")
 
         heart = threading.Thread(target=beat, name="scorer-lease", daemon=True)
@@ -147,8 +146,8 @@ class Worker:
             )
         except Cancelled:  # stopping: what is not judged is queued again, for another worker
             say(f"stopping: {self.store.release(jobs)} submissions handed back, unjudged")
-        except psycopg.Error:  # the database: its jobs go back now, or when the lease ends
-            with suppress(psycopg.Error):
+        except StoreUnavailable:  # its jobs go back now, or when the lease ends
+            with suppress(StoreUnavailable):
                 self.store.release(jobs)  # on a new connection, if the database answers
             raise
         except Exception:  # a bug of the scorer: told to the organiser, refunded to the teams

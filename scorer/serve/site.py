@@ -20,7 +20,7 @@ from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import read_solution, read_targets
 from scorer.errors import UsageError
 from scorer.leaderboard.names import name_issues, normal
-from scorer.serve.sql import SqlStore, TeamTaken
+from scorer.serve.sql import SqlStore, StoreUnavailable, TeamTaken
 from scorer.serve.sqlite import SqliteStore
 from scorer.serve.store import Limits
 from scorer.serve.tokens import digest, new_token
@@ -181,10 +181,8 @@ def open_store(folder: Path, settings: Settings) -> SqlStore:
             f"a PostgreSQL store needs psycopg ({exc.name} is missing): "
             "pip install 'ranklist-scorer[postgres]'"
         ) from None
-    except Exception as exc:  # psycopg's OperationalError: no server, a refused login
-        if type(exc).__module__.startswith("psycopg"):
-            raise UsageError(f"cannot use the database: {exc}") from None
-        raise
+    except (StoreUnavailable, ValueError) as exc:  # no server, a refused login, a bad URL
+        raise UsageError(f"cannot use the database: {exc}") from None
 
 
 def add_team(folder: Path, name: str, now: dt.datetime) -> str:

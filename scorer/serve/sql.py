@@ -60,6 +60,11 @@ class TeamTaken(ValueError):
     """A team of that name exists already."""
 
 
+class StoreUnavailable(ConnectionError):
+    """The store's database cannot be reached (a server restarting, a network away): nothing
+    was done, and the same call may succeed later."""
+
+
 class SqlStore:
     """The store every part of a server asks (the web app, the scoring loop, the commands):
     each method is one transaction. A subclass gives `_db` (this thread's connection), `_write` (one
