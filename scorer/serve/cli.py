@@ -162,7 +162,7 @@ Database = Annotated[
 @serve_app.command()
 def run(
     folder: Annotated[
-        Path | None, typer.Argument(metavar="[DIR]", help="The server's folder (or --db).")
+        Path | None, typer.Argument(metavar="DIR", help="The server's folder (or --db).")
     ] = None,
     db: Database = None,
     host: Annotated[
