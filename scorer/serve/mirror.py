@@ -23,6 +23,13 @@ from scorer.serve.sql import StoreUnavailable
 from scorer.serve.store import FINAL
 
 
+#: The least time between two copies, in seconds. Each one builds the boards again (every
+#: ranked submission's per-user scores resampled): copied at each verdict, as workers give
+#: one a second at 100k users, that took most of a web process's core (bench/SERVE.md). A
+#: verdict is its team's at once; the boards show it within this.
+EVERY = 5.0
+
+
 class Mirror:
     """The copying loop, in a thread of its own: `start`, `nudge` (picks changed), `stop`."""
 
@@ -56,6 +63,7 @@ class Mirror:
                         copy(self.store, board, self.folder)
                         seen = change
                         self.published()
+                        self.cancel.wait(EVERY)  # what comes meanwhile is the next copy's
                 except StoreUnavailable as exc:  # the database away: tried again
                     print(f"scorer serve: cannot reach the database ({exc})", file=sys.stderr)
                 except Exception:  # a full disk, a bug: told, tried again
