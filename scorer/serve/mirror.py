@@ -22,7 +22,6 @@ from scorer.serve.postgres import PostgresStore
 from scorer.serve.sql import StoreUnavailable
 from scorer.serve.store import FINAL
 
-
 #: The least time between two copies, in seconds. Each one builds the boards again (every
 #: ranked submission's per-user scores resampled): copied at each verdict, as workers give
 #: one a second at 100k users, that took most of a web process's core (bench/SERVE.md). A

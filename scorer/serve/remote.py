@@ -65,13 +65,14 @@ class Worker:
             self._thread.join(timeout)
 
     def run(self) -> None:
-        say(f"judging up to {max(1, self.isolation.workers)} submissions at once")
+        most = max(1, self.isolation.workers)
+        say(f"judging {'one submission' if most == 1 else f'up to {most} submissions'} at a time")
         with Board(self.home / BOARD) as board:  # this worker's cache of verdicts
             while not self.cancel.is_set():
                 try:
                     now = utc_now()
                     self.store.requeue_stale(now)  # the jobs of workers that died
-                    jobs = self.store.claim_jobs(now, max(1, self.isolation.workers), self.lease)
+                    jobs = self.store.claim_jobs(now, most, self.lease)
                     if jobs:
                         with self._renewed(jobs):
                             self._judge(board, jobs)
