@@ -97,3 +97,17 @@ def new_database(url: str) -> str:
     with psycopg.connect(url, autocommit=True) as db:
         db.execute(f'CREATE DATABASE "{name}"')
     return url.rsplit("/", 1)[0] + f"/{name}"
+
+
+def new_role(url: str, database: str, name: str | None = None) -> tuple[str, str]:
+    """A role of the cluster at `url` that may log in and has no other right (`name`, else a
+    new one; made once): its name, and the URL of `database` as that role."""
+    import psycopg
+    from psycopg.sql import SQL, Identifier
+
+    name = name or f"r_{uuid.uuid4().hex}"
+    with psycopg.connect(url, autocommit=True) as db:
+        known = db.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone()
+        if known is None:
+            db.execute(SQL("CREATE ROLE {} LOGIN").format(Identifier(name)))
+    return name, database.replace("//scorer@", f"//{name}@", 1)

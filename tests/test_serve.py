@@ -283,14 +283,19 @@ def test_the_database_keeps_an_upload_in_the_transaction_that_accepts_it(
 def test_a_competition_is_shared_once_and_its_files_read_back(
     postgresql: PostgresStore, tmp_path: Path
 ) -> None:
-    rules = tmp_path / "rules.toml"
+    rules, secret = tmp_path / "rules.toml", tmp_path / "solution.csv"
     rules.write_text("name = 'x'\n")
+    secret.write_text("user_id,edition_id\n1,2\n")
     assert postgresql.settings() is None
-    assert postgresql.share({"title": "One"}, {"competition.toml": rules})
+    assert postgresql.share({"title": "One"}, {"competition.toml": rules}, {"s.csv": secret})
     assert not postgresql.share({"title": "Two"}, {"competition.toml": tmp_path / "none"})
     assert postgresql.settings() == {"title": "One"}
     assert postgresql.fetch("competition.toml", tmp_path / "back.toml")
     assert (tmp_path / "back.toml").read_text() == "name = 'x'\n"
+    # a hidden file is kept apart: read only when asked for as one
+    assert not postgresql.fetch("s.csv", tmp_path / "shared.csv")
+    assert postgresql.fetch("s.csv", tmp_path / "back.csv", hidden=True)
+    assert (tmp_path / "back.csv").read_bytes() == secret.read_bytes()
 
 
 def test_a_worker_s_verdict_is_kept_whole_once_under_its_claim(postgresql: PostgresStore) -> None:

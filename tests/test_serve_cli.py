@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 import stat
+from dataclasses import replace
 from pathlib import Path
 
-from postgres_cluster import new_database
+import psycopg
+import pytest
+from postgres_cluster import new_database, new_role
 from typer.testing import CliRunner
 
 from scorer.cli import app
@@ -181,3 +184,33 @@ def test_run_and_worker_refuse_what_they_cannot_serve(tmp_path: Path, postgres: 
         assert done.exit_code == 2, (args, done.output)  # type: ignore[attr-defined]
         assert said in done.output, args  # type: ignore[attr-defined]
         assert "Traceback" not in done.output  # type: ignore[attr-defined]
+
+
+def test_a_web_role_serves_the_competition_and_never_reads_the_solution(
+    tmp_path: Path, postgres: str
+) -> None:
+    url = new_database(postgres)
+    role, web = new_role(postgres, url)
+    alone = serve("init", tmp_path / "srv", "--solution", SOLUTION, "--web-role", role)
+    assert alone.exit_code == 2  # type: ignore[attr-defined]
+    assert "--web-role needs a PostgreSQL store" in alone.output  # type: ignore[attr-defined]
+    unknown = serve(
+        "init", tmp_path / "srv", "--solution", SOLUTION, "--db", url, "--web-role", "nobody"
+    )
+    assert unknown.exit_code == 2  # type: ignore[attr-defined]
+    assert "--web-role: the database has no role named 'nobody'" in unknown.output  # type: ignore[attr-defined]
+    # nothing was written: the same database takes the competition at once
+    done = serve("init", tmp_path / "srv", "--solution", SOLUTION, "--db", url, "--web-role", role)
+    assert done.exit_code == 0, done.output  # type: ignore[attr-defined]
+    # the web role reads the competition, and not a byte of the solution
+    organiser = site.settings_of(tmp_path / "srv")
+    assert site.from_database(web, tmp_path / "web") == replace(organiser, db=web)
+    with psycopg.connect(web) as db, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        db.execute("SELECT count(*) FROM hidden")
+    with psycopg.connect(web) as db, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        db.execute("UPDATE verdicts SET status = 'scored'")  # nor writes a verdict
+    for args in (["worker", "--db", web], ["run", "--db", web]):  # a worker, in-process or not
+        refused = serve(*args)
+        assert refused.exit_code == 2, refused.output  # type: ignore[attr-defined]
+        assert "this database role may not read the solution" in refused.output  # type: ignore[attr-defined]
+        assert "Traceback" not in refused.output  # type: ignore[attr-defined]

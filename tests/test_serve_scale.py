@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from postgres_cluster import new_database
+from postgres_cluster import new_database, new_role
 from serve_live import FINAL, POPULAR, ROOT, SAMPLE, SOLUTION, free_port, scorer
 
 from scorer.api import score
@@ -37,10 +37,11 @@ BOARD_KEYS = ("public", "private", "unranked", "confidence", "metric", "competit
 
 class Machines:
     """The processes of one competition on loopback: web processes and workers, each
-    started with only the database's URL, as on a machine of its own."""
+    started with only the database's URL, as on a machine of its own; the web processes
+    log in as the web role (`web_url`), which may not read the solution."""
 
-    def __init__(self, url: str, logs: Path) -> None:
-        self.url, self.logs = url, logs
+    def __init__(self, url: str, web_url: str, logs: Path) -> None:
+        self.url, self.web_url, self.logs = url, web_url, logs
         self.webs: list[tuple[str, subprocess.Popen[bytes]]] = []
         self.workers: list[subprocess.Popen[bytes]] = []
         self.started = 0
@@ -48,8 +49,9 @@ class Machines:
     def _spawn(self, *args: str) -> subprocess.Popen[bytes]:
         self.started += 1
         log = (self.logs / f"{args[0]}-{self.started}.log").open("ab")
+        url = self.web_url if args[0] == "run" else self.url
         return subprocess.Popen(
-            [sys.executable, "-m", "scorer", "serve", *args, "--db", self.url],
+            [sys.executable, "-m", "scorer", "serve", *args, "--db", url],
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=ROOT,
@@ -87,9 +89,13 @@ class Machines:
 
 @pytest.fixture
 def machines(tmp_path: Path, postgres: str) -> Iterator[tuple[Machines, Path, str, dict[str, str]]]:
-    """A competition in a new database, made by the organiser's `init`, with 20 teams."""
+    """A competition in a new database, made by the organiser's `init` with a web role, with
+    20 teams."""
     url, folder = new_database(postgres), tmp_path / "organiser"
-    made = scorer("serve", "init", folder, "--solution", SOLUTION, "--db", url, "--json")
+    role, web_url = new_role(postgres, url)
+    made = scorer(
+        "serve", "init", folder, "--solution", SOLUTION, "--db", url, "--web-role", role, "--json"
+    )
     admin = json.loads(made.stdout)["admin_token"]
     names = tmp_path / "teams.csv"
     names.write_text("team\n" + "".join(f"team-{n:02d}\n" for n in range(20)), encoding="utf-8")
@@ -99,7 +105,7 @@ def machines(tmp_path: Path, postgres: str) -> Iterator[tuple[Machines, Path, st
         tokens = {row["team"]: row["token"] for row in csv.DictReader(handle)}
     logs = tmp_path / "logs"
     logs.mkdir()
-    running = Machines(url, logs)
+    running = Machines(url, web_url, logs)
     yield running, folder, admin, tokens
     running.close()
 
@@ -258,8 +264,9 @@ def converged(web: str, rescored: dict[str, Any], timeout: float = 60) -> bool:
     return False
 
 
-#: The address the README's layout gives its database.
+#: The addresses the README's layout gives its database: as the organiser, as the web role.
 LAYOUT_DB = "postgresql://scorer:PASSWORD@db/lostitems"
+LAYOUT_WEB = "postgresql://web:PASSWORD@db/lostitems"
 
 
 def layout() -> list[list[str]]:
@@ -273,7 +280,9 @@ def layout() -> list[list[str]]:
 
 def test_the_readme_s_three_machine_layout_runs_as_printed(tmp_path: Path, postgres: str) -> None:
     url = new_database(postgres)
-    commands = [[url if word == LAYOUT_DB else word for word in c[1:]] for c in layout()]
+    _, web_url = new_role(postgres, url, "web")  # `createuser web`, without the password
+    ours = {LAYOUT_DB: url, LAYOUT_WEB: web_url}
+    commands = [[ours.get(word, word) for word in c[1:]] for c in layout()]
     assert [c[:2] for c in commands] == [
         ["serve", "init"],
         ["serve", "team"],
@@ -291,6 +300,7 @@ def test_the_readme_s_three_machine_layout_runs_as_printed(tmp_path: Path, postg
         return done
 
     init, team, web, worker = commands
+    assert web[web.index("--db") + 1] == web_url  # the page is served as the web role
     scorer_here(init)
     scorer_here(team)
     with (tmp_path / "tokens.csv").open(newline="", encoding="utf-8") as handle:

@@ -58,6 +58,14 @@ def init(
             help="A PostgreSQL database for the store (postgresql://…); default: SQLite in DIR.",
         ),
     ] = None,
+    web_role: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ROLE",
+            help="With --db: the database role of the web processes, given what they need "
+            "and never the solution.",
+        ),
+    ] = None,
     as_json: AsJson = False,
 ) -> None:
     """Make a new server folder: the solution checked and copied in, the limits, and the
@@ -74,7 +82,12 @@ def init(
             db=db,
         )
         token = site.init(
-            folder, solution, targets=targets, competition=competition, settings=settings
+            folder,
+            solution,
+            targets=targets,
+            competition=competition,
+            settings=settings,
+            web_role=web_role,
         )
     if as_json:
         typer.echo(json.dumps({"status": "ok", "admin_token": token}))

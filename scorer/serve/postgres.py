@@ -7,7 +7,8 @@ The database holds everything a machine of the server needs, so that none shares
 with another: the settings, the organiser's files and every upload (`files`, in chunks of a
 MiB, compressed with lz4: a 1M-user CSV of 368 MB is written at about 230 MB/s and kept in
 190 MB), and each worker's verdict whole (`verdicts`), from which every web process builds
-its boards. It holds the hidden solution: only the organiser's machines may reach it."""
+its boards. It holds the hidden solution, apart (`hidden`), where the web processes' role
+may not read it (`share(web_role=)`): only the organiser's machines may reach the database."""
 
 from __future__ import annotations
 
@@ -19,12 +20,13 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import psycopg
+from psycopg.sql import SQL, Identifier
 
 from scorer.competition import Split
 from scorer.leaderboard.runs import Saved
 from scorer.leaderboard.schema import Status
 from scorer.leaderboard.store import Fingerprint
-from scorer.serve.sql import Connection, Cursor, SqlStore, StoreUnavailable
+from scorer.serve.sql import Connection, Cursor, NotAllowed, SqlStore, StoreUnavailable
 from scorer.serve.store import Limits, tables
 
 #: The advisory lock held while the schema is made: two processes starting together would
@@ -44,12 +46,28 @@ FOR EACH STATEMENT EXECUTE FUNCTION audit_append_only();
 CREATE TABLE IF NOT EXISTS files (
     name TEXT NOT NULL, seq INTEGER NOT NULL, data BYTEA COMPRESSION lz4 NOT NULL,
     PRIMARY KEY (name, seq));
+CREATE TABLE IF NOT EXISTS hidden (
+    name TEXT NOT NULL, seq INTEGER NOT NULL, data BYTEA COMPRESSION lz4 NOT NULL,
+    PRIMARY KEY (name, seq));
 CREATE TABLE IF NOT EXISTS verdicts (
     submission BIGINT PRIMARY KEY REFERENCES submissions(id),
     solution_hash TEXT NOT NULL, scorer_version TEXT NOT NULL, config TEXT NOT NULL,
     status TEXT NOT NULL, content_hash TEXT NOT NULL, scores TEXT, error TEXT,
     seconds DOUBLE PRECISION NOT NULL, public_ndcg BYTEA, private_ndcg BYTEA);
 """
+)
+
+#: Every table, made together: a database that has them all is not asked to make them again
+#: (a web role may not create anything).
+TABLES = ("teams", "submissions", "picks", "state", "audit", "files", "hidden", "verdicts")
+
+#: What a web role (`share(web_role=)`) may do, table by table: serve, accept uploads, count
+#: limits and picks, reveal, read the verdicts. Not a line of `hidden`, where the solution is.
+WEB_GRANTS = (
+    ("SELECT, INSERT, UPDATE", "teams, submissions, state, files"),
+    ("SELECT, INSERT, DELETE", "picks"),
+    ("SELECT, INSERT", "audit"),
+    ("SELECT", "verdicts"),
 )
 
 T = TypeVar("T")
@@ -75,7 +93,13 @@ class PostgresStore(SqlStore):
         self._local = threading.local()
         with self._write() as db:
             db.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-            db.execute(SCHEMA)
+            made = db.execute(
+                "SELECT count(*) FROM pg_tables"
+                " WHERE schemaname = current_schema() AND tablename = ANY(%s)",
+                (list(TABLES),),
+            ).fetchone()
+            if made != (len(TABLES),):
+                db.execute(SCHEMA)
 
     def _db(self) -> psycopg.Connection[tuple[object, ...]]:
         db: psycopg.Connection[tuple[object, ...]] | None = getattr(self._local, "db", None)
@@ -124,26 +148,40 @@ class PostgresStore(SqlStore):
     def _sql(self, sql: str) -> str:
         return sql.replace("?", "%s")
 
-    def _keep(self, db: Connection, name: str, source: Path) -> None:
+    def _keep(self, db: Connection, name: str, source: Path, table: str = "files") -> None:
         with source.open("rb") as handle:
             for seq, chunk in enumerate(iter(lambda: handle.read(CHUNK), b"")):
-                self._run(db, "INSERT INTO files VALUES (?, ?, ?)", name, seq, chunk)
+                self._run(db, f"INSERT INTO {table} VALUES (?, ?, ?)", name, seq, chunk)
 
-    def fetch(self, name: str, dest: Path) -> bool:
-        """Write the file kept under `name` to `dest`; whether there is one. A server-side
-        cursor reads it a few chunks at a time, never whole in memory."""
-        found = False
-        with self._write() as db, db.cursor(name="fetch") as rows, dest.open("wb") as out:
-            rows.itersize = 4
-            rows.execute(self._sql("SELECT data FROM files WHERE name = ? ORDER BY seq"), (name,))
-            for (chunk,) in rows:
-                out.write(cast(bytes, chunk))
-                found = True
+    def fetch(self, name: str, dest: Path, *, hidden: bool = False) -> bool:
+        """Write the file kept under `name` to `dest` (among the `hidden` ones: the
+        solution); whether there is one. A server-side cursor reads it a few chunks at a
+        time, never whole in memory. A role that may not read it: `NotAllowed`."""
+        table, found = "hidden" if hidden else "files", False
+        query = self._sql(f"SELECT data FROM {table} WHERE name = ? ORDER BY seq")
+        try:
+            with self._write() as db, db.cursor(name="fetch") as rows, dest.open("wb") as out:
+                rows.itersize = 4
+                rows.execute(query, (name,))
+                for (chunk,) in rows:
+                    out.write(cast(bytes, chunk))
+                    found = True
+        except psycopg.errors.InsufficientPrivilege:
+            raise NotAllowed(f"this database role may not read {name}") from None
         return found
 
-    def share(self, settings: dict[str, Any], files: dict[str, Path]) -> bool:
-        """Record a new competition, its settings and the organiser's files, in one
-        transaction; False when the database holds one already (nothing is written)."""
+    def share(
+        self,
+        settings: dict[str, Any],
+        files: dict[str, Path],
+        hidden: dict[str, Path] | None = None,
+        *,
+        web_role: str | None = None,
+    ) -> bool:
+        """Record a new competition, its settings and the organiser's files (the `hidden`
+        ones apart), and give `web_role` what a web process needs and not the hidden files,
+        in one transaction; False when the database holds one already (nothing is written).
+        A role the database does not know: `ValueError`."""
         with self._write() as db:
             text = json.dumps(settings, sort_keys=True)
             query = "INSERT INTO state VALUES ('settings', ?) ON CONFLICT DO NOTHING"
@@ -151,7 +189,20 @@ class PostgresStore(SqlStore):
                 return False
             for name, source in files.items():
                 self._keep(db, name, source)
+            for name, source in (hidden or {}).items():
+                self._keep(db, name, source, "hidden")
+            if web_role is not None:
+                self._grant(db, web_role)
         return True
+
+    def _grant(self, db: Connection, role: str) -> None:
+        """What a web process of `role` needs (`WEB_GRANTS`), and nothing on `hidden`."""
+        for rights, names in WEB_GRANTS:
+            grant = SQL(f"GRANT {rights} ON {names} TO {{}}").format(Identifier(role))
+            try:
+                db.execute(grant)
+            except psycopg.errors.UndefinedObject:
+                raise ValueError(f"the database has no role named {role!r}") from None
 
     def settings(self) -> dict[str, Any] | None:
         row = self._read("SELECT value FROM state WHERE key = 'settings'").fetchone()

@@ -20,7 +20,7 @@ from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import read_solution, read_targets
 from scorer.errors import UsageError
 from scorer.leaderboard.names import name_issues, normal
-from scorer.serve.sql import SqlStore, StoreUnavailable, TeamTaken
+from scorer.serve.sql import NotAllowed, SqlStore, StoreUnavailable, TeamTaken
 from scorer.serve.sqlite import SqliteStore
 from scorer.serve.store import Limits
 from scorer.serve.tokens import digest, new_token
@@ -32,8 +32,9 @@ if TYPE_CHECKING:
 SETTINGS, STORE, UPLOADS = "settings.json", "store.sqlite", "uploads"
 SOLUTION, TARGETS, COMPETITION = "solution.csv", "targets.csv", "competition.toml"
 
-#: The organiser's files a PostgreSQL store holds, for machines without the folder.
-SHARED = (SOLUTION, TARGETS, COMPETITION)
+#: The organiser's files a PostgreSQL store holds, for machines without the folder: those any
+#: of its machines reads, and those only workers read (`hidden`, which a web role may not).
+SHARED, HIDDEN = (TARGETS, COMPETITION), (SOLUTION,)
 
 
 @dataclass(frozen=True)
@@ -77,11 +78,15 @@ def init(
     targets: Path | None = None,
     competition: Path | None = None,
     settings: Settings,
+    web_role: str | None = None,
 ) -> str:
     """Make a server's folder, the organiser's files checked and copied in; the admin token,
-    which is stored only as its hash and shown this once."""
+    which is stored only as its hash and shown this once. `web_role`: the PostgreSQL role
+    of the web processes, given what they need and never the solution."""
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise UsageError(f"{folder}: not a new or empty folder")
+    if web_role is not None and settings.db is None:
+        raise UsageError("--web-role needs a PostgreSQL store (--db URL)")
     rules = LOST_ITEMS if competition is None else Competition.load(competition)
     truth = read_solution(solution, competition=rules)  # a broken solution: refused here
     users = truth.written_targets
@@ -110,7 +115,14 @@ def init(
         store = open_store(folder, settings)  # its tables made, in the folder or the database
         if settings.db is not None:  # every machine of the server reads the competition there
             files = {name: folder / name for name in SHARED if (folder / name).is_file()}
-            if not postgres(store).share({**stored, "db": None}, files):
+            hidden = {name: folder / name for name in HIDDEN}
+            try:
+                shared = postgres(store).share(
+                    {**stored, "db": None}, files, hidden, web_role=web_role
+                )
+            except ValueError as exc:  # no such role
+                raise UsageError(f"--web-role: {exc}") from None
+            if not shared:
                 raise UsageError("the database holds a competition already; give a new one")
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
@@ -138,8 +150,16 @@ def from_database(url: str, folder: Path, *, solution: bool = False) -> Settings
         raise UsageError("the database holds no competition: run `scorer serve init DIR --db URL`")
     settings = Settings(**{**found, "db": url})
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    for name in SHARED if solution else (TARGETS, COMPETITION):
-        if not store.fetch(name, folder / name):
+    wanted = [(name, False) for name in SHARED] + [(name, True) for name in HIDDEN if solution]
+    for name, hidden in wanted:
+        try:
+            kept = store.fetch(name, folder / name, hidden=hidden)
+        except NotAllowed:
+            raise UsageError(
+                "this database role may not read the solution: a web process of it runs "
+                "with --no-workers, and workers with the organiser's role"
+            ) from None
+        if not kept:
             (folder / name).unlink()
     (folder / UPLOADS).mkdir(exist_ok=True)
     text = json.dumps(asdict(settings), indent=2) + "\n"

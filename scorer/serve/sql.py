@@ -60,6 +60,10 @@ class TeamTaken(ValueError):
     """A team of that name exists already."""
 
 
+class NotAllowed(PermissionError):
+    """The database role may not do this: a web process's role reading the solution."""
+
+
 class StoreUnavailable(ConnectionError):
     """The store's database cannot be reached (a server restarting, a network away): nothing
     was done, and the same call may succeed later."""
