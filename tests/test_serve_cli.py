@@ -5,7 +5,11 @@ and listed."""
 from __future__ import annotations
 
 import json
+import os
 import stat
+import subprocess
+import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -214,3 +218,27 @@ def test_a_web_role_serves_the_competition_and_never_reads_the_solution(
         assert refused.exit_code == 2, refused.output  # type: ignore[attr-defined]
         assert "this database role may not read the solution" in refused.output  # type: ignore[attr-defined]
         assert "Traceback" not in refused.output  # type: ignore[attr-defined]
+
+
+def test_a_machine_s_private_folder_goes_with_it_and_a_dead_one_s_at_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    ended = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    dead = tmp_path / f"scorer-serve-{int(ended.stdout)}-k1ll3d"  # a worker killed with -9
+    dead.mkdir()
+    (dead / "solution.csv").write_text("user_id,edition_id\n")
+    running = tmp_path / f"scorer-serve-{os.getpid()}-l1v3"  # one still running
+    running.mkdir()
+    other = tmp_path / "scorer-serve-n0p1d"  # not named as `scratch` names its folders
+    other.mkdir()
+    with site.scratch() as home:
+        assert home.name.startswith(f"scorer-serve-{os.getpid()}-")
+        assert stat.S_IMODE(home.stat().st_mode) == 0o700
+        assert not dead.exists() and running.exists() and other.exists()
+    assert not home.exists()

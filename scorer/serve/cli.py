@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import shutil
 import signal
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -249,12 +247,9 @@ def _home(folder: Path | None, db: str | None, *, solution: bool) -> Iterator[Pa
     if folder is not None:
         yield folder
         return
-    home = Path(tempfile.mkdtemp(prefix="scorer-serve-"))
-    try:
+    with site.scratch() as home:
         site.from_database(str(db), home, solution=solution)
         yield home
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
 
 
 @serve_app.command()

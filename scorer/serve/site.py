@@ -12,6 +12,10 @@ import io
 import json
 import os
 import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -165,6 +169,45 @@ def from_database(url: str, folder: Path, *, solution: bool = False) -> Settings
     text = json.dumps(asdict(settings), indent=2) + "\n"
     (folder / SETTINGS).write_text(text, encoding="utf-8")
     return settings
+
+
+#: The start of the name of a private folder `scratch` makes; its process id follows.
+SCRATCH = "scorer-serve-"
+
+
+@contextmanager
+def scratch() -> Iterator[Path]:
+    """A new private folder (0700) for a machine given only the database, removed when done.
+    Those of this user's processes that died before removing theirs (`kill -9`, a crash),
+    each with the competition and perhaps the solution in it, are removed first."""
+    for old in Path(tempfile.gettempdir()).glob(f"{SCRATCH}*-*"):
+        pid = old.name.removeprefix(SCRATCH).split("-", 1)[0]
+        if pid.isdigit() and _mine(old) and not _alive(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    home = Path(tempfile.mkdtemp(prefix=f"{SCRATCH}{os.getpid()}-"))
+    try:
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _mine(path: Path) -> bool:
+    """Whether `path` is a folder of this user's own, not a link to one."""
+    try:
+        found = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(found.st_mode) and found.st_uid == os.getuid()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # no signal sent: whether there is such a process
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
 
 
 def postgres(store: SqlStore) -> PostgresStore:
