@@ -271,8 +271,8 @@ def converged(web: str, rescored: dict[str, Any], timeout: float = 60) -> bool:
 
 
 #: The addresses the README's layout gives its database: as the organiser, as the web role.
-LAYOUT_DB = "postgresql://scorer:PASSWORD@db/lostitems"
-LAYOUT_WEB = "postgresql://web:PASSWORD@db/lostitems"
+LAYOUT_DB = "postgresql://scorer@db/lostitems"
+LAYOUT_WEB = "postgresql://web@db/lostitems"
 
 
 def layout() -> list[list[str]]:
@@ -286,7 +286,7 @@ def layout() -> list[list[str]]:
 
 def test_the_readme_s_three_machine_layout_runs_as_printed(tmp_path: Path, postgres: str) -> None:
     url = new_database(postgres)
-    _, web_url = new_role(postgres, url, "web")  # `createuser web`, without the password
+    _, web_url = new_role(postgres, url, "web")  # `createuser web` (the cluster trusts loopback)
     ours = {LAYOUT_DB: url, LAYOUT_WEB: web_url}
     commands = [[ours.get(word, word) for word in c[1:]] for c in layout()]
     assert [c[:2] for c in commands] == [
