@@ -203,6 +203,11 @@ def test_a_web_role_serves_the_competition_and_never_reads_the_solution(
     )
     assert unknown.exit_code == 2  # type: ignore[attr-defined]
     assert "--web-role: the database has no role named 'nobody'" in unknown.output  # type: ignore[attr-defined]
+    owner = serve(  # the tests' cluster's superuser, who makes the tables
+        "init", tmp_path / "srv", "--solution", SOLUTION, "--db", url, "--web-role", "scorer"
+    )
+    assert owner.exit_code == 2  # type: ignore[attr-defined]
+    assert "--web-role: the role 'scorer' may read the solution" in owner.output  # type: ignore[attr-defined]
     # nothing was written: the same database takes the competition at once
     done = serve("init", tmp_path / "srv", "--solution", SOLUTION, "--db", url, "--web-role", role)
     assert done.exit_code == 0, done.output  # type: ignore[attr-defined]

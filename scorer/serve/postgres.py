@@ -196,13 +196,20 @@ class PostgresStore(SqlStore):
         return True
 
     def _grant(self, db: Connection, role: str) -> None:
-        """What a web process of `role` needs (`WEB_GRANTS`), and nothing on `hidden`."""
+        """What a web process of `role` needs (`WEB_GRANTS`), and nothing on `hidden`: a role
+        that could read it all the same (a superuser, the tables' owner or a member of its
+        role) is refused, as is one the database does not know."""
+        try:
+            reads = db.execute("SELECT has_table_privilege(%s, 'hidden', 'SELECT')", (role,))
+        except psycopg.errors.UndefinedObject:
+            raise ValueError(f"the database has no role named {role!r}") from None
+        if reads.fetchone() == (True,):
+            raise ValueError(
+                f"the role {role!r} may read the solution (a superuser, or the owner of the "
+                "tables, or a member of its role): give the web processes a role of their own"
+            )
         for rights, names in WEB_GRANTS:
-            grant = SQL(f"GRANT {rights} ON {names} TO {{}}").format(Identifier(role))
-            try:
-                db.execute(grant)
-            except psycopg.errors.UndefinedObject:
-                raise ValueError(f"the database has no role named {role!r}") from None
+            db.execute(SQL(f"GRANT {rights} ON {names} TO {{}}").format(Identifier(role)))
 
     def settings(self) -> dict[str, Any] | None:
         row = self._read("SELECT value FROM state WHERE key = 'settings'").fetchone()
