@@ -181,7 +181,8 @@ class PostgresStore(SqlStore):
         """Record a new competition, its settings and the organiser's files (the `hidden`
         ones apart), and give `web_role` what a web process needs and not the hidden files,
         in one transaction; False when the database holds one already (nothing is written).
-        A role the database does not know: `ValueError`."""
+        A role the database does not know, or one that could read the hidden files all the
+        same: `ValueError`, and nothing is written."""
         with self._write() as db:
             text = json.dumps(settings, sort_keys=True)
             query = "INSERT INTO state VALUES ('settings', ?) ON CONFLICT DO NOTHING"

@@ -124,7 +124,7 @@ def init(
                 shared = postgres(store).share(
                     {**stored, "db": None}, files, hidden, web_role=web_role
                 )
-            except ValueError as exc:  # no such role
+            except ValueError as exc:  # a role unknown, or one that could read it all
                 raise UsageError(f"--web-role: {exc}") from None
             if not shared:
                 raise UsageError("the database holds a competition already; give a new one")
