@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from postgres_cluster import cluster, new_database  # noqa: E402 - the tests' cluster
+from report import put_section  # noqa: E402
 
 from scorer.serve.postgres import PostgresStore  # noqa: E402
 from scorer.serve.sql import SqlStore  # noqa: E402
@@ -85,12 +86,7 @@ def main() -> None:
         queue(postgres, args.jobs)
         lines.append(row("PostgreSQL (SKIP LOCKED, fsync off)", claims(postgres)))
     lines += ["", END]
-    text = args.out.read_text(encoding="utf-8")
-    if START in text:
-        text = text[: text.index(START)] + "\n".join(lines) + text[text.index(END) + len(END) :]
-    else:
-        text = text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
-    args.out.write_text(text, encoding="utf-8")
+    put_section(args.out, lines)
     print("\n".join(lines))
 
 

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import psycopg  # noqa: E402 - after the paths above
 from generate import generate  # noqa: E402
 from postgres_cluster import cluster, new_database  # noqa: E402 - the tests' cluster
+from report import put_section  # noqa: E402
 
 START, END = "<!-- files: written by bench/files_bench.py -->", "<!-- files end -->"
 CHUNK = 1 << 20
@@ -134,12 +135,7 @@ def main() -> None:
         "",
         END,
     ]
-    text = args.out.read_text(encoding="utf-8")
-    if START in text:
-        text = text[: text.index(START)] + "\n".join(lines) + text[text.index(END) + len(END) :]
-    else:
-        text = text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
-    args.out.write_text(text, encoding="utf-8")
+    put_section(args.out, lines)
     print("\n".join(lines))
 
 

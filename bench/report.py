@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NamedTuple
 
 MARKERS = ("<!-- performance:start -->", "<!-- performance:end -->")
@@ -290,3 +291,16 @@ def with_block(text: str, block: str) -> str:
     if start < 0 or end < start:
         raise SystemExit(f"no {MARKERS[0]} … {MARKERS[1]} in the README")
     return text[: start + len(MARKERS[0])] + "\n" + block + "\n" + text[end:]
+
+
+def put_section(path: Path, lines: list[str]) -> None:
+    """Write a section, `lines` between its own start and end markers (its first and last
+    line), into the file at `path`: in place of the section those markers hold, else at the
+    end. Each benchmark of bench/SERVE.md keeps its own."""
+    start, end, section = lines[0], lines[-1], "\n".join(lines)
+    text = path.read_text(encoding="utf-8")
+    if start in text:
+        text = text[: text.index(start)] + section + text[text.index(end) + len(end) :]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    path.write_text(text, encoding="utf-8")

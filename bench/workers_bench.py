@@ -59,6 +59,8 @@ import httpx  # noqa: E402 - after the paths above
 from generate import FORMAT, generate  # noqa: E402
 from leaderboard_bench import commit  # noqa: E402
 from postgres_cluster import cluster, free_port, new_database  # noqa: E402 - the tests' cluster
+from report import put_section  # noqa: E402
+from serve_bench import stop  # noqa: E402
 
 from scorer.serve.postgres import PostgresStore  # noqa: E402
 from scorer.serve.store import FINAL, Limits  # noqa: E402
@@ -71,8 +73,9 @@ CACHE = Path("/tmp/servebench/data")
 #: The time between two reads of the verdicts, in seconds.
 POLL = 0.2
 
-#: How long a server may take to answer at its start; a pass to finish; a process to stop.
-READY, DEADLINE, GRACE = 120.0, 1800.0, 60.0
+#: How long a server may take to answer at its start; a pass to finish (a process is given
+#: `serve_bench.stop`'s 60 s to stop).
+READY, DEADLINE = 120.0, 1800.0
 
 
 @dataclass
@@ -126,17 +129,6 @@ def cli(env: dict[str, str], *args: str) -> str:
     if done.returncode != 0:
         raise SystemExit(f"scorer {shlex.join(args)} exited {done.returncode}: {done.stderr}")
     return done.stdout
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM (a clean stop), then SIGKILL past GRACE seconds."""
-    if process.poll() is None:
-        process.terminate()
-        with suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=GRACE)
-    if process.poll() is None:
-        process.kill()
-        process.wait()
 
 
 def cpu(pid: int) -> float:
@@ -553,12 +545,7 @@ def main() -> None:
             size = (large / "submission.csv").stat().st_size
             big = accepts(url, root, large, 3, env)
     lines = render(rounds, big, size, args)
-    text = args.out.read_text(encoding="utf-8")
-    if START in text:
-        text = text[: text.index(START)] + "\n".join(lines) + text[text.index(END) + len(END) :]
-    else:
-        text = text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
-    args.out.write_text(text, encoding="utf-8")
+    put_section(args.out, lines)
     print("\n".join(lines))
     print(f"logs under {root}", file=sys.stderr)
 
