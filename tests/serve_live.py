@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,22 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def answering(
+    url: str, process: subprocess.Popen[Any], log: Callable[[], str], timeout: float = 60
+) -> None:
+    """Wait until the server `process` started answers at `url`; fail, with its `log`, when
+    it ends first or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            httpx.get(f"{url}/api/v1/competition", timeout=1)
+            return
+        except httpx.TransportError:
+            assert process.poll() is None, f"the server stopped: {log()}"
+            assert time.monotonic() < deadline, f"the server did not answer: {log()}"
+            time.sleep(0.1)
+
+
 class Live:
     """A server folder and, once `start`ed, its server. `tokens`: each team's token."""
 
@@ -73,15 +90,8 @@ class Live:
             text=True,
             cwd=ROOT,
         )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(f"{self.url}/api/v1/competition", timeout=1)
-                return self
-            except httpx.TransportError:
-                assert self.process.poll() is None, self.log.read_text()
-                time.sleep(0.1)
-        raise AssertionError(f"the server did not answer: {self.log.read_text()}")
+        answering(self.url, self.process, self.log.read_text)
+        return self
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 60) -> int:
         """Send `sig` and wait: the exit code."""

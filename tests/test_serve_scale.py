@@ -25,7 +25,7 @@ import httpx
 import psycopg
 import pytest
 from postgres_cluster import new_database, new_role
-from serve_live import FINAL, POPULAR, ROOT, SAMPLE, SOLUTION, free_port, scorer
+from serve_live import FINAL, POPULAR, ROOT, SAMPLE, SOLUTION, answering, free_port, scorer
 
 from scorer.api import score
 
@@ -64,14 +64,7 @@ class Machines:
         port = free_port()
         process = self._spawn("run", "--no-workers", "--port", str(port))
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{base}/api/v1/competition", timeout=1)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None and time.monotonic() < deadline, self.log_text()
-                time.sleep(0.1)
+        answering(base, process, self.log_text)
         self.webs.append((base, process))
         return base
 
@@ -330,14 +323,7 @@ def test_the_readme_s_three_machine_layout_runs_as_printed(tmp_path: Path, postg
     ]
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{base}/api/v1/competition", timeout=1)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline
-                time.sleep(0.1)
+        answering(base, running[0], lambda: "")  # (its output is the test's)
         submitted = scorer_here(
             ["submit", "data/sample_submission.csv", "--server", base, "--token", token]
         )
