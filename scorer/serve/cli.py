@@ -6,10 +6,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -230,12 +230,8 @@ def run(
         )
         # uvicorn stops gracefully on SIGINT and SIGTERM, then raises the signal again for the
         # handler it found: a handler that does nothing, so that a clean stop exits 0
-        handled = {sig: signal.signal(sig, _stopped) for sig in (signal.SIGINT, signal.SIGTERM)}
-        try:
+        with _on_stop(_stopped):
             uvicorn.Server(config).run()
-        finally:
-            for sig, handler in handled.items():
-                signal.signal(sig, handler)
 
 
 @contextmanager
@@ -291,15 +287,19 @@ def worker(
             isolation,
             dt.timedelta(seconds=lease),
         )
-        handled = {
-            sig: signal.signal(sig, lambda *_: scoring.cancel.set())
-            for sig in (signal.SIGINT, signal.SIGTERM)
-        }
-        try:
+        with _on_stop(lambda *_: scoring.cancel.set()):
             scoring.run()
-        finally:
-            for sig, handler in handled.items():
-                signal.signal(sig, handler)
+
+
+@contextmanager
+def _on_stop(handler: Callable[[int, Any], object]) -> Iterator[None]:
+    """`handler` for Ctrl-C and SIGTERM while the block runs, the handlers before it after."""
+    before = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, previous in before.items():
+            signal.signal(sig, previous)
 
 
 def _stopped(signum: int, frame: object) -> None:
