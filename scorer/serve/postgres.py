@@ -13,6 +13,7 @@ may not read it (`share(web_role=)`): only the organiser's machines may reach th
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -59,7 +60,7 @@ CREATE TABLE IF NOT EXISTS verdicts (
 
 #: Every table, made together: a database that has them all is not asked to make them again
 #: (a web role may not create anything).
-TABLES = ("teams", "submissions", "picks", "state", "audit", "files", "hidden", "verdicts")
+TABLES = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA))
 
 #: What a web role (`share(web_role=)`) may do, table by table: serve, accept uploads, count
 #: limits and picks, reveal, read the verdicts. Not a line of `hidden`, where the solution is.
