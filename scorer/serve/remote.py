@@ -24,7 +24,7 @@ from scorer.leaderboard.manifest import Submission
 from scorer.leaderboard.results import Outcome
 from scorer.leaderboard.store import Store as Board
 from scorer.leaderboard.worker import Cancelled
-from scorer.serve.jobs import BOARD, IDLE, refund, utc_now, verdict
+from scorer.serve.jobs import BOARD, IDLE, refund, submission, utc_now, verdict
 from scorer.serve.postgres import PostgresStore
 from scorer.serve.sql import StoreUnavailable
 from scorer.serve.store import WORKER_LEASE, Job, upload_name
@@ -120,9 +120,7 @@ class Worker:
                     raise FileNotFoundError(f"submission {job.id}: no file in the database")
                 claimed[entry.name] = job
                 hashes.append(entry.sha256)
-                entries.append(
-                    Submission(entry.team, entry.name, path, entry.submitted_at, entry.selected)
-                )
+                entries.append(dataclasses.replace(submission(entry, self.home), path=path))
 
             def progress(done: int, total: int, outcome: Outcome | None) -> None:
                 job = None if outcome is None else claimed.pop(outcome.path, None)
