@@ -1,6 +1,6 @@
 """`scorer serve export`: a server's submissions as a leaderboard log. `scorer leaderboard
 score` on it gives the server's boards to the bit: its rows are the entries of the server's
-own runs (`jobs.on_board`), under the same names, times and picks."""
+own runs (`jobs.exported`), under the same names, times and picks."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 from scorer.errors import UsageError
 from scorer.leaderboard.store import stamp
 from scorer.serve import site
-from scorer.serve.jobs import on_board
-from scorer.serve.store import FINAL, upload_name
+from scorer.serve.jobs import exported
+from scorer.serve.store import upload_name
 
 #: The log's name in the export folder.
 MANIFEST = "manifest.csv"
@@ -25,7 +25,7 @@ def export(folder: Path, out: Path) -> int:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"{out}: not a new or empty folder")
     store = site.store_of(folder)
-    entries = [e for e in store.entries() if on_board(e) and e.status in FINAL]
+    entries = [e for e in store.entries() if exported(e)]
     (out / "submissions").mkdir(parents=True, exist_ok=True)
     for entry in entries:
         if store.HOLDS_FILES:  # PostgreSQL: the uploads are in the database

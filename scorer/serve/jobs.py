@@ -26,7 +26,7 @@ from scorer.leaderboard.runs import KEPT_FAILURES
 from scorer.leaderboard.store import Store as Board
 from scorer.leaderboard.worker import Cancelled
 from scorer.serve.sql import SqlStore
-from scorer.serve.store import Counted, Entry, Job, Status
+from scorer.serve.store import FINAL, Counted, Entry, Job, Status
 
 #: The leaderboard database in the server's folder.
 BOARD = "board.sqlite"
@@ -48,6 +48,12 @@ def on_board(entry: Entry) -> bool:
     if entry.status is Status.QUEUED:
         return False
     return entry.status is not Status.FAILED or entry.counted is not None
+
+
+def exported(entry: Entry) -> bool:
+    """Whether a submission is in `serve export`'s log, and so in a web process's copy of the
+    boards (`mirror`): on the boards, with its verdict."""
+    return on_board(entry) and entry.status in FINAL
 
 
 def submission(entry: Entry, folder: Path) -> Submission:

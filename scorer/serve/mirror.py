@@ -17,10 +17,9 @@ from pathlib import Path
 
 from scorer.leaderboard import runs
 from scorer.leaderboard.store import Store as Board
-from scorer.serve.jobs import BOARD, IDLE, on_board, submission
+from scorer.serve.jobs import BOARD, IDLE, exported, submission
 from scorer.serve.postgres import PostgresStore
 from scorer.serve.sql import StoreUnavailable
-from scorer.serve.store import FINAL
 
 #: The least time between two copies, in seconds. Each one builds the boards again (every
 #: ranked submission's per-user scores resampled): copied at each verdict, as workers give
@@ -73,11 +72,7 @@ class Mirror:
 def copy(store: PostgresStore, board: Board, folder: Path) -> None:
     """One leaderboard run whose verdicts are the workers': the boards of the database now."""
     judged, fingerprint = store.judged()
-    entries = [
-        e
-        for e in store.entries()
-        if on_board(e) and e.status in FINAL and e.id in judged  # as `serve export` writes
-    ]
+    entries = [e for e in store.entries() if exported(e) and e.id in judged]
     if not entries or fingerprint is None:
         return
     # The run is under the newest verdict's fingerprint: workers of one scorer on one
