@@ -16,9 +16,6 @@ from typing import Any
 
 import httpx
 
-from scorer.leaderboard.boards import iso
-from scorer.leaderboard.store import Store
-
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 SOLUTION = DATA / "solution.csv"
@@ -129,27 +126,17 @@ class Live:
         return self.verdict(team, answer.json()["id"])
 
     def settle(self, timeout: float = 120) -> None:
-        """Wait until every submission has its verdict, the leaderboard database's last run
-        holds them all, and the board served is that run's (the server builds it after)."""
+        """Wait until no submission waits for its verdict and every board is published as
+        of the latest change (`/admin/status`: the worker publishes them after it)."""
         deadline = time.monotonic() + timeout
         with self.client("admin") as client:
             while time.monotonic() < deadline:
-                rows = client.get("/admin/submissions").json()["submissions"]
-                board = client.get("/leaderboard").json()
-                with Store(self.folder / "board.sqlite", create=False) as store:
-                    run, running = store.published(), store.unfinished()
-                latest = None if run is None or run.finished_at is None else iso(run.finished_at)
-                done = all(r["status"] in FINAL for r in rows) and running is None
-                # the run covers every verdict: on PostgreSQL the boards are copied from the
-                # verdicts at most every few seconds (`mirror.EVERY`), so one may be behind
-                # (a failure refunded is not on the boards: between these two counts)
-                judged = sum(r["status"] in FINAL[:2] for r in rows)
-                total = 0 if run is None else run.total
-                done = done and judged <= total <= len(rows)
-                # (a board built before the run under way began is not stale, and is not it)
-                if done and board["as_of"] == latest and board["stale"] is None:
+                status = client.get("/admin/status").json()
+                boards = set(status["boards"].values())
+                waiting = status["queued"] + status["scoring"]
+                if waiting == 0 and boards == {status["last_change"]}:
                     return
-                time.sleep(0.2)
+                time.sleep(0.1)
         raise AssertionError("the server did not settle")
 
     def close(self) -> None:

@@ -17,3 +17,11 @@ def sleepy(task: Task, index: int, path: Path) -> Done:
         handle.write(b"\0" * (1 << 20))
     time.sleep(600)
     raise AssertionError("not reached: the worker is killed first")
+
+
+def hanging(task: Task, index: int, path: Path) -> Done:
+    """Leave a file in this worker's temporary folder, then hang (the file judged untouched)."""
+    with open(os.path.join(tempfile.gettempdir(), "unpacked.csv"), "wb") as handle:
+        handle.write(b"\0" * (1 << 20))
+    time.sleep(600)
+    raise AssertionError("not reached: the worker is killed first")

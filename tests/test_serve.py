@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,11 +16,21 @@ from postgres_cluster import new_database
 
 from scorer.competition import Split
 from scorer.leaderboard.runs import Saved
+from scorer.leaderboard.schema import Status as Judged
 from scorer.leaderboard.store import Fingerprint
 from scorer.serve.postgres import CHUNK, PostgresStore
 from scorer.serve.sql import SqlStore, TeamTaken
 from scorer.serve.sqlite import SqliteStore
-from scorer.serve.store import Counted, Limits, PickError, Quota, Status, upload_name
+from scorer.serve.store import (
+    Counted,
+    Decision,
+    Job,
+    Limits,
+    PickError,
+    Quota,
+    Status,
+    upload_name,
+)
 from scorer.serve.tokens import digest, matches, new_token
 
 NOW = datetime(2026, 12, 4, 17, 0, tzinfo=UTC)
@@ -34,6 +45,32 @@ def opens(request: pytest.FixtureRequest, tmp_path: Path) -> Opens:
         return lambda limits: SqliteStore(tmp_path / "serve.db", limits)
     url = new_database(request.getfixturevalue("postgres"))
     return lambda limits: PostgresStore(url, limits)
+
+
+def accept(
+    store: SqlStore, team: int, now: datetime, sha256: str, size: int, path: str, **options: Any
+) -> Decision:
+    """An upload whose body is whole at `now` (the store's clock, read in its transaction)."""
+    store.clock = lambda: now
+    return store.accept_upload(team, sha256, size, path, **options)
+
+
+def verdict(status: Status, public: float | None = None) -> Saved:
+    """A verdict of `status`, scored `public` on the public users."""
+    scores = None if public is None else {"public": public, "private": 0.0, "overall": 0.0}
+    fingerprint = Fingerprint("s" * 64, "1.0", "{}")
+    return Saved(fingerprint, Judged(str(status)), "a" * 64, scores, None, 0.1, {})
+
+
+def done(
+    store: SqlStore,
+    job: Job,
+    status: Status,
+    public: float | None,
+    counted: Counted | None,
+    whole: Saved | None = None,
+) -> bool:
+    return store.finish_job(job, whole or verdict(status, public), counted, NOW)
 
 
 def store_with_team(opens: Opens, limits: Limits) -> tuple[SqlStore, int]:
@@ -66,7 +103,7 @@ def test_fifty_concurrent_uploads_against_a_limit_of_five_accept_exactly_five(op
     lock = threading.Lock()
 
     def upload(n: int) -> None:
-        decision = store.accept_upload(team, NOW, f"{n:064x}", 10, f"u/{n}")
+        decision = accept(store, team, NOW, f"{n:064x}", 10, f"u/{n}")
         with lock:
             ids.append(decision.id)
 
@@ -76,7 +113,7 @@ def test_fifty_concurrent_uploads_against_a_limit_of_five_accept_exactly_five(op
     for thread in threads:
         thread.join()
     assert len([i for i in ids if i is not None]) == 5
-    refused = store.accept_upload(team, NOW, "0" * 64, 10, "u/x")
+    refused = accept(store, team, NOW, "0" * 64, 10, "u/x")
     assert refused.id is None
     assert refused.quota == Quota(0, datetime(2026, 12, 5, tzinfo=UTC), "daily_limit")
     events = [row["event"] for row in store.audit()]
@@ -85,44 +122,44 @@ def test_fifty_concurrent_uploads_against_a_limit_of_five_accept_exactly_five(op
 
 def finish(store: SqlStore, status: Status, counted: Counted | None) -> int:
     (job,) = store.claim_jobs(NOW, 10)
-    assert store.finish_job(job, status, None, None, counted, NOW)
+    assert done(store, job, status, None, counted)
     return job.id
 
 
 def test_the_daily_limit_resets_at_utc_midnight_and_a_failure_is_refunded(opens: Opens) -> None:
     store, team = store_with_team(opens, Limits(daily=1))
-    first = store.accept_upload(team, NOW, "a" * 64, 1, "u/a")
+    first = accept(store, team, NOW, "a" * 64, 1, "u/a")
     assert first.id is not None and first.quota.remaining_today == 0
     assert first.quota.next_slot == datetime(2026, 12, 5, tzinfo=UTC)
-    assert store.accept_upload(team, NOW, "b" * 64, 1, "u/b").quota.limit == "daily_limit"
+    assert accept(store, team, NOW, "b" * 64, 1, "u/b").quota.limit == "daily_limit"
     finish(store, Status.FAILED, None)  # the server's failure: refunded
     assert store.quota(team, NOW) == Quota(1, NOW)
-    assert store.accept_upload(team, NOW, "c" * 64, 1, "u/c").id is not None
+    assert accept(store, team, NOW, "c" * 64, 1, "u/c").id is not None
     tomorrow = NOW + timedelta(days=1)
-    assert store.accept_upload(team, tomorrow, "d" * 64, 1, "u/d").id is not None
+    assert accept(store, team, tomorrow, "d" * 64, 1, "u/d").id is not None
 
 
 def test_rejected_uploads_count_toward_the_rejected_limit_not_the_day(opens: Opens) -> None:
     store, team = store_with_team(opens, Limits(daily=1, rejected=2, total=3))
-    store.accept_upload(team, NOW, "a" * 64, 1, "u/a")
+    accept(store, team, NOW, "a" * 64, 1, "u/a")
     finish(store, Status.REJECTED, Counted.REJECTED)
     assert store.quota(team, NOW) == Quota(1, NOW)  # the day's slot is given back
-    store.accept_upload(team, NOW, "b" * 64, 1, "u/b")
+    accept(store, team, NOW, "b" * 64, 1, "u/b")
     finish(store, Status.FAILED, Counted.REJECTED)  # its own file took the worker down
     assert store.quota(team, NOW) == Quota(1, None, "rejected_limit")
-    assert store.accept_upload(team, NOW, "c" * 64, 1, "u/c").id is None
+    assert accept(store, team, NOW, "c" * 64, 1, "u/c").id is None
 
 
 def test_the_total_limit_counts_every_upload_but_the_refunded_ones(opens: Opens) -> None:
     store, team = store_with_team(opens, Limits(daily=None, rejected=None, total=2))
     for sha in ("a", "b"):
-        store.accept_upload(team, NOW, sha * 64, 1, f"u/{sha}")
+        accept(store, team, NOW, sha * 64, 1, f"u/{sha}")
     assert store.quota(team, NOW) == Quota(None, None, "total_limit")
 
 
 def test_a_job_left_scoring_is_queued_again_and_finished_once(opens: Opens) -> None:
     store, team = store_with_team(opens, Limits())
-    accepted = store.accept_upload(team, NOW, "a" * 64, 1, "u/a")
+    accepted = accept(store, team, NOW, "a" * 64, 1, "u/a")
     assert accepted.id is not None
     assert store.claim_jobs(NOW, 10) != []
     # a server restarted after kill -9 opens the file afresh
@@ -131,8 +168,8 @@ def test_a_job_left_scoring_is_queued_again_and_finished_once(opens: Opens) -> N
     (job,) = restarted.claim_jobs(NOW, 10)
     assert job.id == accepted.id
     assert restarted.claim_jobs(NOW, 10) == []
-    assert restarted.finish_job(job, Status.SCORED, 0.5, None, Counted.DAILY, NOW)
-    assert not restarted.finish_job(job, Status.FAILED, None, None, None, NOW)
+    assert done(restarted, job, Status.SCORED, 0.5, Counted.DAILY)
+    assert not done(restarted, job, Status.FAILED, None, None)
     entry = restarted.entry(job.id)
     assert entry is not None and (entry.status, entry.public_score) == (Status.SCORED, 0.5)
     assert [row["event"] for row in restarted.audit()].count("verdict") == 1
@@ -141,19 +178,19 @@ def test_a_job_left_scoring_is_queued_again_and_finished_once(opens: Opens) -> N
 def test_picks_are_the_team_s_own_scored_submissions_all_or_nothing(opens: Opens) -> None:
     store, team = store_with_team(opens, Limits(daily=None))
     other = store.add_team("beta", digest(new_token()), NOW)
-    ids = [store.accept_upload(team, NOW, c * 64, 1, f"u/{c}").id for c in "abc"]
-    theirs = store.accept_upload(other, NOW, "d" * 64, 1, "u/d").id
+    ids = [accept(store, team, NOW, c * 64, 1, f"u/{c}").id for c in "abc"]
+    theirs = accept(store, other, NOW, "d" * 64, 1, "u/d").id
     for job in store.claim_jobs(NOW, 10):
         status = Status.REJECTED if job.id == ids[2] else Status.SCORED
-        store.finish_job(job, status, 0.1, None, Counted.DAILY, NOW)
-    assert store.set_picks(team, [ids[1], ids[0], ids[0]], 2, NOW) == sorted(ids[:2])
+        done(store, job, status, 0.1, Counted.DAILY)
+    assert store.set_picks(team, [ids[1], ids[0], ids[0]], 2) == sorted(ids[:2])
     for wrong, code in [
         ([ids[0], ids[1], theirs], "too_many"),
         ([theirs], "not_yours"),
         ([ids[2]], "not_scored"),
     ]:
         with pytest.raises(PickError) as refused:
-            store.set_picks(team, wrong, 2, NOW)  # type: ignore[arg-type]
+            store.set_picks(team, wrong, 2)  # type: ignore[arg-type]
         assert refused.value.code == code
     assert [e.id for e in store.entries(team) if e.selected] == sorted(ids[:2])
 
@@ -176,7 +213,7 @@ def test_the_reveal_happens_once(opens: Opens) -> None:
 
 def test_jobs_are_claimed_oldest_first_as_many_as_asked(opens: Opens) -> None:
     store, team = store_with_team(opens, Limits(daily=None))
-    ids = [store.accept_upload(team, NOW, c * 64, 1, f"u/{c}").id for c in "abc"]
+    ids = [accept(store, team, NOW, c * 64, 1, f"u/{c}").id for c in "abc"]
     assert [job.id for job in store.claim_jobs(NOW, 2)] == ids[:2]
     assert [job.id for job in store.claim_jobs(NOW, 2)] == ids[2:]
     assert store.claim_jobs(NOW, 2) == []
@@ -184,7 +221,7 @@ def test_jobs_are_claimed_oldest_first_as_many_as_asked(opens: Opens) -> None:
 
 def test_a_lease_that_ends_frees_its_job_and_the_old_claim_writes_nothing(opens: Opens) -> None:
     store, team = store_with_team(opens, Limits(daily=None))
-    store.accept_upload(team, NOW, "a" * 64, 1, "u/a")
+    accept(store, team, NOW, "a" * 64, 1, "u/a")
     (first,) = store.claim_jobs(NOW, 1, lease=timedelta(minutes=1))
     assert store.requeue_stale(NOW + timedelta(seconds=30)) == 0  # still held
     assert store.renew([first], NOW + timedelta(seconds=30), timedelta(minutes=1)) == 1
@@ -193,8 +230,8 @@ def test_a_lease_that_ends_frees_its_job_and_the_old_claim_writes_nothing(opens:
     (second,) = store.claim_jobs(NOW + timedelta(seconds=92), 1)
     assert (second.id, second.claim != first.claim) == (first.id, True)
     assert store.renew([first], NOW, timedelta(minutes=1)) == 0
-    assert not store.finish_job(first, Status.SCORED, 0.1, None, Counted.DAILY, NOW)
-    assert store.finish_job(second, Status.SCORED, 0.2, None, Counted.DAILY, NOW)
+    assert not done(store, first, Status.SCORED, 0.1, Counted.DAILY)
+    assert done(store, second, Status.SCORED, 0.2, Counted.DAILY)
     entry = store.entry(first.id)
     assert entry is not None and entry.public_score == 0.2
     assert [row["event"] for row in store.audit()].count("verdict") == 1
@@ -202,7 +239,7 @@ def test_a_lease_that_ends_frees_its_job_and_the_old_claim_writes_nothing(opens:
 
 def test_concurrent_claimers_never_take_the_same_job(opens: Opens) -> None:
     store, team = store_with_team(opens, Limits(daily=None))
-    ids = {store.accept_upload(team, NOW, f"{n:064x}", 1, f"u/{n}").id for n in range(60)}
+    ids = {accept(store, team, NOW, f"{n:064x}", 1, f"u/{n}").id for n in range(60)}
     taken: list[int] = []
     lock = threading.Lock()
 
@@ -222,7 +259,7 @@ def test_concurrent_claimers_never_take_the_same_job(opens: Opens) -> None:
 def test_a_lease_that_ends_is_audited_with_the_jobs_it_frees(opens: Opens) -> None:
     store, team = store_with_team(opens, Limits(daily=None))
     for n in range(3):
-        store.accept_upload(team, NOW, f"{n:064x}", 1, f"u/{n}")
+        accept(store, team, NOW, f"{n:064x}", 1, f"u/{n}")
     held = store.claim_jobs(NOW, 2, lease=timedelta(seconds=10))
     assert store.requeue_stale(NOW + timedelta(seconds=11)) == 2
     assert store.audit()[-1] | {"at": None} == {
@@ -238,10 +275,10 @@ def test_a_lease_that_ends_is_audited_with_the_jobs_it_frees(opens: Opens) -> No
 def test_a_stopping_worker_releases_only_the_jobs_its_claim_holds(opens: Opens) -> None:
     store, team = store_with_team(opens, Limits(daily=None))
     for n in range(3):
-        store.accept_upload(team, NOW, f"{n:064x}", 1, f"u/{n}")
+        accept(store, team, NOW, f"{n:064x}", 1, f"u/{n}")
     mine = store.claim_jobs(NOW, 2)
     theirs = store.claim_jobs(NOW, 1)
-    assert store.finish_job(mine[0], Status.SCORED, 0.5, None, Counted.DAILY, NOW)
+    assert done(store, mine[0], Status.SCORED, 0.5, Counted.DAILY)
     assert store.release(mine) == 1  # the one it judged keeps its verdict
     statuses = {e.id: e.status for e in store.entries()}
     assert statuses == {
@@ -250,11 +287,11 @@ def test_a_stopping_worker_releases_only_the_jobs_its_claim_holds(opens: Opens) 
         theirs[0].id: Status.SCORING,
     }
     # the boards change with a verdict or picks, and only then
-    changed = store.last_change()
-    store.accept_upload(team, NOW, "f" * 64, 1, "u/f")
-    assert store.last_change() == changed > 0
-    store.set_picks(team, [mine[0].id], 2, NOW)
-    assert store.last_change() > changed
+    changed, _ = store.last_change()
+    accept(store, team, NOW, "f" * 64, 1, "u/f")
+    assert store.last_change()[0] == changed > 0
+    store.set_picks(team, [mine[0].id], 2)
+    assert store.last_change()[0] > changed
 
 
 @pytest.fixture
@@ -268,7 +305,7 @@ def test_the_database_keeps_an_upload_in_the_transaction_that_accepts_it(
     team = postgresql.add_team("alpha", digest(new_token()), NOW)
     source = tmp_path / "big.csv"
     source.write_bytes(bytes(range(256)) * (CHUNK * 5 // 2 // 256) + b"tail")  # 2.5 chunks
-    decision = postgresql.accept_upload(team, NOW, "a" * 64, 1, "u/a", source=source)
+    decision = accept(postgresql, team, NOW, "a" * 64, 1, "u/a", source=source)
     assert decision.id is not None
     back = tmp_path / "back.csv"
     assert postgresql.fetch(upload_name(decision.id), back)
@@ -276,7 +313,7 @@ def test_the_database_keeps_an_upload_in_the_transaction_that_accepts_it(
     assert not postgresql.fetch("submissions/999", tmp_path / "none")
     # a refused upload keeps nothing
     full = PostgresStore(postgresql.url, Limits(daily=1))
-    assert full.accept_upload(team, NOW, "b" * 64, 1, "u/b", source=source).id is None
+    assert accept(full, team, NOW, "b" * 64, 1, "u/b", source=source).id is None
     assert not full.fetch(upload_name(decision.id + 1), tmp_path / "none")
 
 
@@ -298,13 +335,13 @@ def test_a_competition_is_shared_once_and_its_files_read_back(
     assert (tmp_path / "back.csv").read_bytes() == secret.read_bytes()
 
 
-def test_a_worker_s_verdict_is_kept_whole_once_under_its_claim(postgresql: PostgresStore) -> None:
-    team = postgresql.add_team("alpha", digest(new_token()), NOW)
-    postgresql.accept_upload(team, NOW, "a" * 64, 1, "u/a")
-    (first,) = postgresql.claim_jobs(NOW, 1, lease=timedelta(seconds=1))
+def test_a_verdict_is_kept_whole_once_under_its_claim(opens: Opens) -> None:
+    store, team = store_with_team(opens, Limits(daily=None))
+    accept(store, team, NOW, "a" * 64, 1, "u/a")
+    (first,) = store.claim_jobs(NOW, 1, lease=timedelta(seconds=1))
     whole = Saved(
         fingerprint=Fingerprint("s" * 64, "1.0", "{}"),
-        status=Status.SCORED,
+        status=Judged.SCORED,
         content_hash="a" * 64,
         scores={"public": 0.5, "private": 0.25, "overall": 0.375},
         error=None,
@@ -314,13 +351,94 @@ def test_a_worker_s_verdict_is_kept_whole_once_under_its_claim(postgresql: Postg
             Split.PRIVATE: np.array([0.25]).tobytes(),
         },
     )
-    postgresql.requeue_stale(NOW + timedelta(seconds=2))
-    (second,) = postgresql.claim_jobs(NOW + timedelta(seconds=2), 1)
-    assert not postgresql.finish_job(first, Status.SCORED, 0.5, None, Counted.DAILY, NOW, whole)
-    assert postgresql.verdict(first.id) is None  # the dead claim wrote nothing
-    assert postgresql.judged() == (set(), None)
-    assert postgresql.finish_job(second, Status.SCORED, 0.5, None, Counted.DAILY, NOW, whole)
-    kept = postgresql.verdict(second.id)
+    store.requeue_stale(NOW + timedelta(seconds=2))
+    (second,) = store.claim_jobs(NOW + timedelta(seconds=2), 1)
+    assert not done(store, first, Status.SCORED, 0.5, Counted.DAILY, whole)
+    assert store.saved(first.id) is None  # the dead claim wrote nothing
+    assert done(store, second, Status.SCORED, 0.5, Counted.DAILY, whole)
+    kept = store.saved(second.id)
     assert kept is not None and kept == whole
     assert np.isnan(kept.arrays()[Split.PUBLIC][1])
-    assert postgresql.judged() == ({second.id}, whole.fingerprint)
+    (record,) = store.records()
+    assert (record.public, record.private, record.overall) == (0.5, 0.25, 0.375)
+    assert store.records(private=False)[0].private is None
+    assert store.per_user([second.id], Split.PRIVATE)[second.id].tolist() == [0.25]
+    # the same bytes under the same name and fingerprint: the same verdict, whoever sent them
+    assert store.reusable("a" * 64, whole.fingerprint, "a") == whole
+    assert store.reusable("a" * 64, whole.fingerprint, "b") is None
+    assert store.reusable("a" * 64, Fingerprint("t" * 64, "1.0", "{}"), "a") is None
+
+
+def test_an_upload_is_dated_and_judged_when_its_body_is_whole(opens: Opens) -> None:
+    """Its time is read in the transaction that accepts it: a body still arriving at the end
+    is refused, kept nowhere and counted nowhere; bodies begun on days 1 and 2 and whole on
+    day 3 count on day 3."""
+    store, team = store_with_team(opens, Limits(daily=3, rejected=None))
+    end = NOW + timedelta(days=3)
+    day3 = NOW + timedelta(days=2)
+    decisions = [accept(store, team, day3, f"{n:064x}", 1, f"u/{n}", end=end) for n in range(9)]
+    assert [d.id is not None for d in decisions] == [True] * 3 + [False] * 6
+    assert {d.refused for d in decisions[3:]} == {"daily_limit"}
+    assert {e.submitted_at for e in store.entries()} == {day3}
+    late = accept(store, team, end, "f" * 64, 1, "u/late", end=end)
+    assert (late.id, late.refused) == (None, "competition_ended")
+    assert len(store.entries()) == 3
+    assert [row["event"] for row in store.audit()].count("upload") == 3
+
+
+def test_the_reveal_closes_uploads_and_picks_with_or_without_an_end(opens: Opens) -> None:
+    store, team = store_with_team(opens, Limits(daily=None))
+    first = accept(store, team, NOW, "a" * 64, 1, "u/a")
+    (job,) = store.claim_jobs(NOW, 1)
+    assert first.id is not None and done(store, job, Status.SCORED, 0.1, Counted.DAILY)
+    assert store.set_picks(team, [first.id], 2) == [first.id]
+    store.reveal(NOW)
+    refused = accept(store, team, NOW, "b" * 64, 1, "u/b")
+    assert (refused.id, refused.refused) == (None, "competition_ended")
+    with pytest.raises(PickError) as closed:
+        store.set_picks(team, [], 2)
+    assert closed.value.code == "competition_ended"
+    assert [e.id for e in store.entries(team) if e.selected] == [first.id]
+
+
+def test_picks_close_at_the_end_judged_in_their_transaction(opens: Opens) -> None:
+    store, team = store_with_team(opens, Limits(daily=None))
+    store.clock = lambda: NOW
+    assert store.set_picks(team, [], 2, end=NOW + timedelta(seconds=1)) == []
+    with pytest.raises(PickError) as closed:
+        store.set_picks(team, [], 2, end=NOW)
+    assert closed.value.code == "competition_ended"
+
+
+def test_jobs_are_claimed_round_robin_by_team(opens: Opens) -> None:
+    """One team's queue never holds back another's: each team's first in line, then each
+    one's second, a team's job being judged counted as ahead of its queued ones."""
+    store, alpha = store_with_team(opens, Limits(daily=None))
+    beta = store.add_team("beta", digest(new_token()), NOW)
+    a = [accept(store, alpha, NOW, f"a{n:063x}", 1, f"u/a{n}").id for n in range(3)]
+    b = [accept(store, beta, NOW, f"b{n:063x}", 1, f"u/b{n}").id for n in range(2)]
+    (held,) = store.claim_jobs(NOW, 1)
+    assert held.id == a[0]
+    # alpha has one being judged: beta's first goes before alpha's second
+    assert [job.id for job in store.claim_jobs(NOW, 1)] == [b[0]]
+    assert [store.claim_jobs(NOW, 1)[0].id for _ in range(3)] == [a[1], b[1], a[2]]
+
+
+def test_refusals_are_counted_a_row_a_team_reason_and_minute(opens: Opens) -> None:
+    store, team = store_with_team(opens, Limits())
+    for second in range(60):
+        store.refuse_upload(team, NOW + timedelta(seconds=second), "daily_limit")
+    store.refuse_upload(team, NOW, "too_large")
+    store.refuse_upload(team, NOW + timedelta(minutes=1), "daily_limit")
+    minute = NOW.isoformat()
+    assert store.refusals() == [
+        {"team": "alpha", "reason": "daily_limit", "minute": minute, "count": 60},
+        {"team": "alpha", "reason": "too_large", "minute": minute, "count": 1},
+        {
+            "team": "alpha",
+            "reason": "daily_limit",
+            "minute": (NOW + timedelta(minutes=1)).isoformat(),
+            "count": 1,
+        },
+    ]
+    assert [row["event"] for row in store.audit()] == ["team_added"]  # the log is not flooded

@@ -5,8 +5,9 @@ an upload keeps. The real server on a port is `test_serve_live.py`'s."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -137,8 +138,8 @@ def test_a_body_over_the_cap_without_a_length_is_refused_while_it_streams(
     answer = ask(server, "POST", "/api/v1/submissions", content=chunks(), headers=headers)
     assert (answer.status_code, answer.json()["error"]["code"]) == (413, "too_large")
     assert list((server.folder / "uploads").iterdir()) == []
-    audit = server.store.audit()
-    assert [a["why"] for a in audit if a["event"] == "upload_refused"] == ["too_large"]
+    refused = [(r["team"], r["reason"], r["count"]) for r in server.store.refusals()]
+    assert refused == [("alpha", "too_large", 1)]
 
 
 def test_an_accepted_upload_is_on_disk_under_its_own_name_with_its_hash(
@@ -179,3 +180,93 @@ def test_the_competition_route_gives_the_spec_scorer_submit_checks_with(
     about = ask(server, "GET", "/api/v1/competition").json()
     assert about["spec"] == json.loads(json.dumps(server.competition.to_dict()))
     assert about["limits"]["max_upload_bytes"] == SAMPLE.stat().st_size + 10
+
+
+def test_a_body_whole_only_after_the_end_is_refused_kept_nowhere_counted_nowhere(
+    made: tuple[Server, str],
+) -> None:
+    """The end is judged when the body is whole, in the transaction that would accept it:
+    a slow body begun before the end and finished after it is not a submission."""
+    server, token = made
+    end = datetime.now(UTC) + timedelta(hours=1)
+    server.settings = dataclasses.replace(server.settings, end=end.isoformat())
+    server.store.clock = lambda: end  # the body's last byte arrives at the end
+    files = {"file": ("a.csv", SAMPLE.read_bytes())}
+    answer = ask(server, "POST", "/api/v1/submissions", files=files, headers=bearer(token))
+    assert (answer.status_code, answer.json()["error"]["code"]) == (403, "competition_ended")
+    assert list((server.folder / "uploads").iterdir()) == []
+    assert server.store.entries() == []
+    assert server.store.quota(1, end).remaining_today == server.settings.daily_limit
+    assert [r["reason"] for r in server.store.refusals()] == ["competition_ended"]
+
+
+@pytest.mark.parametrize("ident", ["²", "٣", str(1 << 63), "9" * 40, "-1", "1e3"])
+def test_an_id_that_is_not_one_is_not_found(made: tuple[Server, str], ident: str) -> None:
+    server, token = made
+    answer = ask(server, "GET", f"/api/v1/submissions/{ident}", headers=bearer(token))
+    assert (answer.status_code, answer.json()["error"]["code"]) == (404, "not_found")
+
+
+def test_a_file_without_a_name_is_refused_and_counted_toward_no_limit(
+    made: tuple[Server, str],
+) -> None:
+    server, token = made
+    body = b'--b\r\nContent-Disposition: form-data; name="file"\r\n\r\nx\r\n--b--\r\n'
+    headers = {**bearer(token), "Content-Type": "multipart/form-data; boundary=b"}
+    answer = ask(server, "POST", "/api/v1/submissions", content=body, headers=headers)
+    assert (answer.status_code, answer.json()["error"]["code"]) == (400, "no_file_name")
+    assert server.store.entries() == [] and list((server.folder / "uploads").iterdir()) == []
+    assert server.store.quota(1, datetime.now(UTC)).remaining_today == 5
+
+
+def test_a_length_given_twice_is_refused(made: tuple[Server, str]) -> None:
+    server, _ = made
+    headers = {"Content-Length": "5", "Transfer-Encoding": "chunked"}
+    app = build(server.folder, server, start=False)
+    sent: list[dict[str, Any]] = []
+
+    async def go() -> None:
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/api/v1/submissions",
+            "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+            "query_string": b"",
+        }
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        await app(scope, receive, send)
+
+    asyncio.run(go())
+    assert sent[0]["status"] == 400
+    assert json.loads(sent[1]["body"])["error"]["code"] == "bad_request"
+
+
+def test_the_fields_of_a_body_are_capped_in_all_on_every_route(made: tuple[Server, str]) -> None:
+    """No number of fields or headers, however small each, grows the server's memory: past
+    64 KB in all the body is refused, whoever sends it (no token needed to try)."""
+    server, token = made
+    part = b'--b\r\nContent-Disposition: form-data; name="f%d"\r\n\r\n' + b"v" * 1000 + b"\r\n"
+    body = b"".join(part % n for n in range(100)) + b"--b--\r\n"
+    form = {"Content-Type": "multipart/form-data; boundary=b"}
+    answer = ask(server, "POST", "/upload", content=body, headers=form)
+    assert answer.status_code == 413 and "fields are over 65,536 bytes" in answer.text
+    answer = ask(server, "POST", "/api/v1/submissions", content=body, headers=form | bearer(token))
+    assert (answer.status_code, answer.json()["error"]["code"]) == (413, "fields_too_large")
+    urlencoded = {"Content-Type": "application/x-www-form-urlencoded"}
+    big = b"token=" + b"t" * (1 << 20)
+    assert ask(server, "POST", "/team", content=big, headers=urlencoded).status_code == 413
+    picks = ask(server, "PUT", "/api/v1/picks", content=b"[" * (1 << 20), headers=bearer(token))
+    assert (picks.status_code, picks.json()["error"]["code"]) == (413, "too_large")
+    assert list((server.folder / "uploads").iterdir()) == []
+
+
+def test_a_pasted_token_is_trimmed(made: tuple[Server, str]) -> None:
+    server, token = made
+    answer = ask(server, "POST", "/team", data={"token": f"  {token}\r\n"})
+    assert answer.status_code == 200 and "Team <bdi>alpha</bdi>" in answer.text

@@ -1,80 +1,112 @@
-"""`scorer serve worker`'s loop in this process, on a throwaway PostgreSQL: a worker that
-stops hands back the job it holds, unjudged, and the next worker judges it and keeps its
-verdict whole, which a web process copies into its boards."""
+"""The one worker loop (`scorer serve run`'s in process, `scorer serve worker`'s anywhere), in
+this process, on both stores: a worker that stops hands back the job it holds, unjudged; the
+next judges it, writes its verdict whole, and publishes the boards it changed; the same bytes
+sent again reuse that verdict; nothing of a job is left in the worker's folder."""
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from postgres_cluster import new_database
-from slow_judges import sleepy
+from slow_judges import hanging
 
 from scorer.api import score
 from scorer.competition import LOST_ITEMS
 from scorer.leaderboard.batch import Isolation
-from scorer.leaderboard.boards import Phase, build
-from scorer.leaderboard.store import Store as Board
 from scorer.serve import site
-from scorer.serve.mirror import copy
-from scorer.serve.remote import Worker
+from scorer.serve.sql import SqlStore
 from scorer.serve.store import Status
+from scorer.serve.worker import Worker
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTION, SAMPLE = ROOT / "data" / "solution.csv", ROOT / "data" / "sample_submission.csv"
 
 
-def until(done: object, timeout: float = 60) -> None:
+def until(done: Callable[[], bool], timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
-    while not done():  # type: ignore[operator]
+    while not done():
         assert time.monotonic() < deadline
         time.sleep(0.05)
 
 
-def test_a_stopped_worker_hands_its_job_back_and_the_next_keeps_the_verdict_whole(
-    tmp_path: Path, postgres: str
-) -> None:
-    url, now = new_database(postgres), datetime.now(UTC)
+@pytest.fixture(params=["sqlite", "postgres"])
+def folder(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """A server folder on either store."""
+    url = None if request.param == "sqlite" else new_database(request.getfixturevalue("postgres"))
     site.init(tmp_path / "srv", SOLUTION, settings=site.Settings(title="t", db=url))
-    store = site.postgres(site.store_of(tmp_path / "srv"))
-    team = store.add_team("alpha", "0" * 64, now)
-    ident = store.accept_upload(team, now, "a" * 64, 1, "u/x/mine.csv", source=SAMPLE).id
+    return tmp_path / "srv"
+
+
+def upload(store: SqlStore, folder: Path, team: int, name: str) -> int:
+    """`SAMPLE` accepted as the server accepts an upload: in its folder, and in a store
+    that holds the files, in the database."""
+    kept = folder / site.UPLOADS / name / "mine.csv"
+    kept.parent.mkdir()
+    kept.write_bytes(SAMPLE.read_bytes())
+    path = str(kept.relative_to(folder))
+    source = kept if store.HOLDS_FILES else None
+    ident = store.accept_upload(team, "a" * 64, kept.stat().st_size, path, ".csv", source).id
     assert ident is not None
+    return ident
+
+
+def test_a_stopped_worker_hands_its_job_back_and_the_next_keeps_the_verdict_whole(
+    tmp_path: Path, folder: Path
+) -> None:
+    store = site.store_of(folder)
+    team = store.add_team("alpha", "0" * 64, datetime.now(UTC))
+    ident = upload(store, folder, team, "one")
 
     def worker(name: str, **isolation: object) -> Worker:
         home = tmp_path / name
-        site.from_database(url, home, solution=True)
+        home.mkdir()
         judging = Isolation(workers=1, **isolation)  # type: ignore[arg-type]
-        return Worker(store, home, home / "solution.csv", LOST_ITEMS, judging)
+        return Worker(store, home, folder / site.SOLUTION, LOST_ITEMS, judging)
 
-    def status() -> Status:
+    def status(ident: int = ident) -> Status:
         entry = store.entry(ident)
         assert entry is not None
         return entry.status
 
-    hanging = worker("first", judge=sleepy)
-    hanging.start()
+    first = worker("first", judge=hanging)
+    first.start()
     until(lambda: status() is Status.SCORING)
-    time.sleep(1)  # its worker process is judging
-    hanging.stop()
+    until(lambda: any((tmp_path / "first").glob("scorer-worker-*/unpacked.csv")))
+    first.stop()
     assert status() is Status.QUEUED  # handed back, unjudged: no lease to wait for
-    assert store.verdict(ident) is None
+    assert store.saved(ident) is None
+    assert list((tmp_path / "first").iterdir()) == []  # the job's copy and process's folder
 
     second = worker("second")
     second.start()
     until(lambda: status() is Status.SCORED)
-    second.stop()
     expected = score(SAMPLE, SOLUTION)
     entry = store.entry(ident)
     assert entry is not None and entry.public_score == expected.public
-    kept = store.verdict(ident)
+    kept = store.saved(ident)
     assert kept is not None and kept.scores is not None
     assert (kept.scores["public"], kept.scores["private"]) == (expected.public, expected.private)
+    assert kept.fingerprint == second.judging.fingerprint
 
-    with Board(tmp_path / "web.sqlite") as board:  # a web process's copy: the same figures
-        copy(store, board, tmp_path / "srv")
-        shown = build(board, Phase.FINAL)
-    assert [row.score for row in shown.public.rows] == [expected.public]
-    assert shown.private is not None
-    assert [row.score for row in shown.private.rows] == [expected.private]
+    # the same bytes under the same name: the verdict is reused, not judged again
+    again = upload(store, folder, team, "two")
+    until(lambda: status(again) is Status.SCORED)
+    assert store.saved(again) == kept
+
+    # the boards, published for every web process: the public ones only, until the reveal
+    until(lambda: store.versions().get("public") == store.last_change()[0])
+    public = json.loads(store.published("public")[1])  # type: ignore[index]
+    assert [row["score"] for row in public["public"]["rows"]] == [expected.public]
+    assert "private" not in public and store.published("final") is None
+    store.reveal(datetime.now(UTC))
+    second.nudge()
+    until(lambda: store.versions().get("final") == store.last_change()[0])
+    final = json.loads(store.published("final")[1])  # type: ignore[index]
+    assert [row["score"] for row in final["private"]["rows"]] == [expected.private]
+    second.stop()
+    assert list((tmp_path / "second").iterdir()) == []

@@ -163,15 +163,10 @@ def score_entries(
     `content_hashes`: each entry's sha256, when the caller knows it for files that never change (a
     server's uploads, written once): the files are then not hashed again to find the cached
     verdicts; a fresh one is still judged from a private copy, hashed as it is made."""
-    # The empty-user rule: the competition's, unless `no_lost` overrides it.
-    policy = competition.empty_users if no_lost is None else EmptyUsers.of(no_lost)
     isolation = isolation if isolation is not None else Isolation()
-    if isolation.workers and isolation.budget < limits.max_memory:  # plan within the budget
-        limits = dataclasses.replace(limits, max_memory=isolation.budget)
-    truth = _Truth(solution, competition, limits, store)
-    # Every option that can change a score or a verdict, the competition's rules included.
-    config = competition.fingerprint(no_lost=str(policy), limits=dataclasses.asdict(limits))
-    fingerprint = Fingerprint(truth.digest, __version__, config)
+    policy, limits = planned(competition, no_lost, limits, isolation)
+    truth = Truth(solution, competition, limits, store)
+    fingerprint = fingerprint_of(truth.digest, competition, policy, limits)
     if not runs.has_solution(store, truth.digest):
         truth.load()  # a new solution: check it before anything is recorded under its hash
     # The guard against a wrong solution watches every run but one under the solution of the
@@ -249,6 +244,51 @@ def score_entries(
     return dataclasses.replace(result, removed=removed)
 
 
+def planned(
+    competition: Competition, no_lost: EmptyUsers | str | None, limits: Limits, isolation: Isolation
+) -> tuple[EmptyUsers, Limits]:
+    """The empty-user rule (the competition's, unless `no_lost` overrides it) and the
+    limits a submission is read under: within the workers' memory budget."""
+    policy = competition.empty_users if no_lost is None else EmptyUsers.of(no_lost)
+    if isolation.workers and isolation.budget < limits.max_memory:
+        limits = dataclasses.replace(limits, max_memory=isolation.budget)
+    return policy, limits
+
+
+def fingerprint_of(
+    solution_hash: str, competition: Competition, policy: EmptyUsers, limits: Limits
+) -> Fingerprint:
+    """Every option that can change a score or a verdict, the competition's rules included,
+    with the solution and the scorer's version."""
+    config = competition.fingerprint(no_lost=str(policy), limits=dataclasses.asdict(limits))
+    return Fingerprint(solution_hash, __version__, config)
+
+
+def split_scores(
+    result: ScoreResult, ids: np.ndarray, stages: np.ndarray, codes: Codes | None = None
+) -> dict[Split, np.ndarray]:
+    """A result's per-user scores by split, each aligned with the split's users in the
+    solution's order (`aligned`): a split's users are the solution's users of the stage of
+    the same name."""
+    values = aligned(result, ids, codes)
+    return {split: values[stages == STAGE_CODES[Stage(split)]] for split in SPLITS}
+
+
+def user_stages(solution: Solution) -> tuple[np.ndarray, np.ndarray]:
+    """A solution's user ids (ascending) and each one's stage code (`STAGE_CODES`)."""
+    users = solution.users.sort(USER)
+    ids = users.get_column(USER).to_numpy().astype(np.int64)
+    named = {str(k): v for k, v in STAGE_CODES.items() if k is not None}
+    stages = (
+        users.select(
+            pl.col("stage").replace_strict(named, default=STAGE_CODES[None], return_dtype=pl.Int8)
+        )
+        .to_series()
+        .to_numpy()
+    )
+    return ids, stages
+
+
 def _prepare(
     entry: Submission, index: int, folder: Path, limits: Limits
 ) -> tuple[Path, str] | Done:
@@ -306,9 +346,7 @@ def _record(
     public: float | None = None
     if result is not None:
         public, scores = result.public, result.to_dict()
-        values = aligned(result, ids, codes)
-        # A split's users are the solution's users of the stage of the same name.
-        per_user = {split: values[stages == STAGE_CODES[Stage(split)]] for split in SPLITS}
+        per_user = split_scores(result, ids, stages, codes)
     ident = runs.save(
         store,
         run,
@@ -323,7 +361,7 @@ def _record(
     return Outcome(entry.team, entry.key, verdict.status, False, public, verdict.error), ident
 
 
-def _mismatch(wrong: int, judged: int, total: int, truth: _Truth) -> str:
+def _mismatch(wrong: int, judged: int, total: int, truth: Truth) -> str:
     _, ids, _ = truth.load()
     codes = ", ".join(sorted(WRONG_SOLUTION_CODES))
     return (
@@ -335,11 +373,13 @@ def _mismatch(wrong: int, judged: int, total: int, truth: _Truth) -> str:
     )
 
 
-class _Truth:
+class Truth:
     """The solution, hashed at once but read only when a submission needs scoring: from a
-    private copy whose bytes are the hashed ones."""
+    private copy whose bytes are the hashed ones (and recorded in a leaderboard's `store`)."""
 
-    def __init__(self, path: Path, competition: Competition, limits: Limits, store: Store) -> None:
+    def __init__(
+        self, path: Path, competition: Competition, limits: Limits, store: Store | None = None
+    ) -> None:
         self.path = path
         self.competition = competition
         self.limits = limits
@@ -368,19 +408,9 @@ class _Truth:
                     f"{self.path.name}: a leaderboard needs a public/private split; add a "
                     f"{columns} column ({splits.public}/{splits.private})"
                 )
-            users = solution.users.sort(USER)
-            ids = users.get_column(USER).to_numpy().astype(np.int64)
-            named = {str(k): v for k, v in STAGE_CODES.items() if k is not None}
-            stages = (
-                users.select(
-                    pl.col("stage").replace_strict(
-                        named, default=STAGE_CODES[None], return_dtype=pl.Int8
-                    )
-                )
-                .to_series()
-                .to_numpy()
-            )
-            runs.add_solution(self.store, self.digest, ids, stages)
+            ids, stages = user_stages(solution)
+            if self.store is not None:  # a leaderboard's: its boards map users by it
+                runs.add_solution(self.store, self.digest, ids, stages)
             self._solution, self._ids, self._stages = solution, ids, stages
         return self._solution, self._ids, self._stages
 

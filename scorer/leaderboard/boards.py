@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from scorer.competition import LOST_ITEMS, Split
+from scorer.competition import LOST_ITEMS, Competition, Split
 from scorer.leaderboard.confidence import ALPHA, LEVEL, RESAMPLES, SEED, analyse
 from scorer.leaderboard.manifest import MAX_SELECTED
 from scorer.leaderboard.schema import Status
@@ -162,6 +162,21 @@ class Boards:
         return data
 
 
+class Source(Protocol):
+    """What the boards are built from: the leaderboard's own store (`Store`) gives it, and
+    so does a server's store (`serve.boards.Verdicts`)."""
+
+    def published(self) -> Run | None: ...
+
+    def unfinished(self) -> Run | None: ...
+
+    def records(self, *, private: bool = True) -> list[Record]: ...
+
+    def per_user(self, idents: Iterable[int], split: Split) -> dict[int, np.ndarray]: ...
+
+    def competition(self) -> Competition: ...
+
+
 def iso(when: datetime) -> str:
     """A UTC time as ISO 8601 with a Z, to the second unless it has a fraction."""
     text = when.astimezone(UTC).replace(tzinfo=None).isoformat()
@@ -177,7 +192,7 @@ def load(
 
 
 def build(
-    store: Store,
+    store: Source,
     phase: Phase,
     *,
     resamples: int = RESAMPLES,
@@ -251,7 +266,7 @@ def _private_pick(rows: Sequence[Record]) -> tuple[Record, Pick]:
 
 
 def _board(
-    store: Store,
+    store: Source,
     name: Split,
     picks: Sequence[Record],
     counts: dict[str, int],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -13,7 +13,7 @@ import typer
 
 from scorer.competition import EmptyUsers
 from scorer.errors import Failure, UsageError, error_object, size
-from scorer.leaderboard.boards import Phase, load
+from scorer.leaderboard.boards import Boards, Phase, load
 from scorer.leaderboard.confidence import RESAMPLES, SEED
 from scorer.leaderboard.demo import DEMO_USERS
 from scorer.leaderboard.render import Format, format_for, render
@@ -248,6 +248,22 @@ def score(
         raise typer.Exit(code)
 
 
+#: How `leaderboard show` and `serve show` print boards: a format, or JSON, to a file or not.
+BoardsFormat = Annotated[
+    Format | None,
+    typer.Option("--format", help="Output format; default: the --output file's suffix, or table."),
+]
+BoardsJson = Annotated[bool, typer.Option("--json", help="Same as --format json.")]
+BoardsOutput = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="FILE",
+        help="Write to this file (atomically) instead of stdout; its suffix names the "
+        "format (.txt, .csv, .json, .md, .html).",
+    ),
+]
+
+
 @board_app.command()
 def show(
     db: Db,
@@ -257,21 +273,9 @@ def show(
             help="public: no private figure at all (during the competition); final: both boards."
         ),
     ] = Phase.PUBLIC,
-    fmt: Annotated[
-        Format | None,
-        typer.Option(
-            "--format", help="Output format; default: the --output file's suffix, or table."
-        ),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="FILE",
-            help="Write to this file (atomically) instead of stdout; its suffix names the "
-            "format (.txt, .csv, .json, .md, .html).",
-        ),
-    ] = None,
+    fmt: BoardsFormat = None,
+    as_json: BoardsJson = False,
+    output: BoardsOutput = None,
     title: Annotated[
         str | None,
         typer.Option(
@@ -287,14 +291,33 @@ def show(
     95% interval per team and statistical ties flagged: the boards of the last run that
     finished (marked stale while a newer run has not finished). The public phase names no
     file in any format. Exit 0, or 2 on a usage error."""
-    asked = Format.JSON if as_json else fmt
+    print_boards(
+        "leaderboard show",
+        lambda: load(db, phase, resamples=resamples, seed=seed),
+        phase,
+        Format.JSON if as_json else fmt,
+        output,
+        title,
+    )
+
+
+def print_boards(
+    command: str,
+    boards_of: Callable[[], Boards],
+    phase: Phase,
+    asked: Format | None,
+    output: Path | None,
+    title: str | None,
+) -> None:
+    """The boards `boards_of` builds, printed (or written to `output`) as `leaderboard show`
+    prints them, in the format asked for (`format_for`)."""
     wants_json = asked is Format.JSON or (
         asked is None and output is not None and output.suffix.lower() == ".json"
     )
 
     def run() -> tuple[str | None, Format]:
         chosen = format_for(asked, output)
-        boards = load(db, phase, resamples=resamples, seed=seed)
+        boards = boards_of()
         if output is not None:
             if not output.parent.is_dir():
                 raise UsageError(f"{output}: the folder {output.parent} does not exist")
@@ -316,7 +339,7 @@ def show(
             return table_text(boards), chosen
         return render(boards, chosen, heading_text=title), chosen
 
-    with _guard("leaderboard show", wants_json):
+    with _guard(command, wants_json):
         text, chosen = run()
     if text is not None:
         typer.echo(text, nl=not text.endswith("\n"))

@@ -149,7 +149,12 @@ class Workers:
         timeout: float,
         judge: Judge = judge,
         cancel: threading.Event | None = None,
+        sharing: int | None = None,
+        scratch: Path | None = None,
     ) -> None:
+        """`sharing`: how many workers share the cores, when pools run side by side (a
+        server's, one a slot); `scratch`: the folder the workers' own folders are made in
+        (the system's temporary folder without it)."""
         if workers < 1:
             raise ValueError(f"workers = {workers}; expected at least 1")
         self.task = task
@@ -163,7 +168,9 @@ class Workers:
         #: Held while a job is handed out and while the watchdog judges a worker's limits.
         self._lock = threading.Lock()
         #: What each worker's environment adds to this process's (`threads`).
-        self.environment = {} if POLARS_THREADS in os.environ else threads(workers)
+        share = workers if sharing is None else sharing
+        self.environment = {} if POLARS_THREADS in os.environ else threads(share)
+        self.scratch = scratch
 
     def __enter__(self) -> Workers:
         return self
@@ -278,7 +285,7 @@ class Workers:
     def _start(self) -> _Slot:
         parent, child = self._context.Pipe()
         process = self._context.Process(target=_serve, args=(child, self._judge), daemon=True)
-        temporary = Path(tempfile.mkdtemp(prefix="scorer-worker-"))
+        temporary = Path(tempfile.mkdtemp(prefix="scorer-worker-", dir=self.scratch))
         # read by polars when the worker imports it; TMPDIR by every temporary file it makes
         with environment({**self.environment, "TMPDIR": str(temporary)}), no_ctrl_c():
             process.start()

@@ -6,10 +6,12 @@ phase read no private score, and no route reads one before `POST /admin/reveal`.
 
 from __future__ import annotations
 
+import json
 import sys
 import traceback
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,18 +20,17 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scorer.errors import ScorerError
 from scorer.leaderboard.boards import Phase, iso
-from scorer.leaderboard.render import render
-from scorer.serve.server import ServeError, Server, utc
+from scorer.serve.server import ServeError, Server
 from scorer.serve.sql import StoreUnavailable
-from scorer.serve.store import Entry, PickError, Quota
-from scorer.serve.uploads import UploadError, too_large
+from scorer.serve.store import Entry, PickError, Quota, Team, utc
+from scorer.serve.uploads import FIELDS_BYTES, Upload, UploadError, too_large
 
 
 def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
@@ -68,6 +69,79 @@ def bearer(request: Request) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
+#: The largest id a submission can have (the stores' BIGINT): a larger one names none.
+BIGGEST = (1 << 63) - 1
+
+
+def ident(text: str) -> int:
+    """A submission id from a path, or -1 (found nowhere) for anything that is not one:
+    ASCII digits only (`²` is a digit to Python), and within the stores' integers."""
+    if text.isascii() and text.isdigit() and len(text) <= 19 and int(text) <= BIGGEST:
+        return int(text)
+    return -1
+
+
+async def small_body(request: Request, most: int = FIELDS_BYTES) -> bytes:
+    """A request's body, when it is at most `most` bytes (a form's fields, a JSON object);
+    a larger one is refused as soon as it is, never read whole."""
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > most:
+            raise ServeError(413, "too_large", f"the request's body is over {most:,} bytes")
+    return bytes(body)
+
+
+async def json_body(request: Request) -> Any:
+    """A request's small JSON body, or None when it is not JSON."""
+    try:
+        return json.loads(await small_body(request))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class Taken:
+    """An upload accepted: its team, the token it came with, its id and the team's quota."""
+
+    team: Team
+    token: str
+    id: int
+    quota: Quota
+
+
+async def take(server: Server, request: Request, token: str | None) -> Taken:
+    """The one upload handler, behind the API and the page's form: the team (by `token`,
+    or, from a form, by the token field sent before the file), the upload received whole,
+    then accepted, or refused and counted among the refusals. Its time is when its body is
+    whole and on disk (`Server.accept`)."""
+    teams: list[Team] = []
+
+    def admit(fields: dict[str, str]) -> None:
+        """The team, checked before a byte of its file is kept: one that may upload."""
+        team = server.team(fields.get("token") if token is None else token)
+        server.may_upload(team, utc())
+        teams.append(team)
+
+    if token is not None:  # the API: refused before the body is read
+        await run_in_threadpool(admit, {})
+    length = request.headers.get("content-length", "")
+    try:
+        if length.isdigit() and int(length) > server.max_upload + FIELDS_BYTES:
+            raise too_large(server.max_upload)
+        content_type = request.headers.get("content-type", "")
+        stored: Upload = await server.receive(
+            content_type, request.stream(), admit if token is None else None
+        )
+    except UploadError as exc:
+        if teams:  # a refusal of a team's: counted (a body without a team counts nowhere)
+            await run_in_threadpool(server.refused, teams[0], utc(), exc.code)
+        raise
+    ident, quota = await run_in_threadpool(server.accept, teams[0], stored)
+    given = stored.fields.get("token", "") if token is None else token
+    return Taken(teams[0], given.strip(), ident, quota)
+
+
 def api(server: Server) -> list[Route]:
     """The routes of `/api/v1`."""
 
@@ -81,21 +155,10 @@ def api(server: Server) -> list[Route]:
         return Response(server.targets_bytes(), media_type="text/csv; charset=utf-8")
 
     async def upload(request: Request) -> Response:
-        team = await call(server.team, bearer(request))
-        now = utc()
-        await call(server.may_upload, team, now)
-        length = request.headers.get("content-length", "")
-        if length.isdigit() and int(length) > server.max_upload + 65536:
-            refusal = too_large(server.max_upload)
-            await call(server.refused, team, now, refusal.code)
-            return error(413, refusal.code, refusal.message)
-        try:
-            stored = await server.receive(request.headers.get("content-type", ""), request.stream())
-        except UploadError as exc:
-            await call(server.refused, team, now, exc.code)
-            return error(exc.status, exc.code, exc.message)
-        ident, quota = await call(server.accept, team, now, stored)
-        return JSONResponse({"id": ident, "status": "queued", **quota_dict(quota)}, 202)
+        token = bearer(request)
+        taken = await take(server, request, token if token is not None else "")
+        answer = {"id": taken.id, "status": "queued", **quota_dict(taken.quota)}
+        return JSONResponse(answer, 202)
 
     async def submissions(request: Request) -> Response:
         team = await call(server.team, bearer(request))
@@ -104,19 +167,15 @@ def api(server: Server) -> list[Route]:
 
     async def one(request: Request) -> Response:
         team = await call(server.team, bearer(request))
-        text = request.path_params["id"]
-        entry = await call(server.entry_of, team, int(text) if text.isdigit() else -1)
+        entry = await call(server.entry_of, team, ident(request.path_params["id"]))
         quota = await call(server.store.quota, team.id, utc())
         return JSONResponse({**entry_dict(entry), **quota_dict(quota)})
 
     async def picks(request: Request) -> Response:
         team = await call(server.team, bearer(request))
-        try:
-            body = await request.json()
-            ids = body["ids"]
-            if not isinstance(ids, list) or not all(type(i) is int for i in ids):
-                raise TypeError
-        except (ValueError, TypeError, KeyError):
+        body = await json_body(request)
+        ids = body.get("ids") if isinstance(body, dict) else None
+        if not isinstance(ids, list) or not all(type(i) is int for i in ids):
             return error(400, "bad_picks", 'expected a JSON body {"ids": [submission ids]}')
         chosen = await call(server.pick, team, ids)
         return JSONResponse({"ids": chosen, "picks": server.settings.picks})
@@ -125,16 +184,14 @@ def api(server: Server) -> list[Route]:
         phase = request.query_params.get("phase", "public")
         if phase not in ("public", "final"):
             return error(400, "bad_phase", "phase: expected public or final")
-        boards = await call(server.boards, Phase(phase))
-        return Response(render(boards, "json"), media_type="application/json")
+        shown = await call(server.boards, Phase(phase))
+        return Response(shown.json, media_type="application/json")
 
     async def add_team(request: Request) -> Response:
         await call(server.admin, bearer(request))
-        try:
-            name = (await request.json())["name"]
-            if not isinstance(name, str):
-                raise TypeError
-        except (ValueError, TypeError, KeyError):
+        body = await json_body(request)
+        name = body.get("name") if isinstance(body, dict) else None
+        if not isinstance(name, str):
             return error(400, "bad_team", 'expected a JSON body {"name": "the team\'s name"}')
         token = await call(server.add_team, name)
         return JSONResponse({"team": name, "token": token}, 201)
@@ -151,7 +208,12 @@ def api(server: Server) -> list[Route]:
 
     async def audit(request: Request) -> Response:
         await call(server.admin, bearer(request))
-        return JSONResponse({"audit": await call(server.store.audit)})
+        found = {"audit": await call(server.store.audit)}
+        return JSONResponse({**found, "refusals": await call(server.store.refusals)})
+
+    async def status(request: Request) -> Response:
+        await call(server.admin, bearer(request))
+        return JSONResponse(await call(server.status))
 
     return [
         Route("/competition", competition),
@@ -165,6 +227,7 @@ def api(server: Server) -> list[Route]:
         Route("/admin/reveal", reveal, methods=["POST"]),
         Route("/admin/submissions", all_submissions),
         Route("/admin/audit", audit),
+        Route("/admin/status", status),
     ]
 
 
@@ -172,12 +235,23 @@ def answer(request: Request, exc: Exception) -> Response:
     """Every refusal as the one error shape; anything unforeseen is told to the organiser on
     stderr, and the client gets a bare 500."""
     if isinstance(exc, ServeError):
-        return error(exc.status, exc.code, exc.message, **exc.extra)
+        answered = error(exc.status, exc.code, exc.message, **exc.extra)
+        if exc.status == 503:  # nothing is wrong with the request: the same one, soon
+            answered.headers["Retry-After"] = "5"
+        return answered
+    if isinstance(exc, UploadError):
+        return error(exc.status, exc.code, exc.message)
     if isinstance(exc, PickError):
-        return error(400, exc.code, str(exc))
+        return error(403 if exc.code == "competition_ended" else 400, exc.code, str(exc))
     if isinstance(exc, ScorerError):  # the library refused: a team name taken, or refused
         return error(400, str(exc.failure), str(exc))
-    if isinstance(exc, StoreUnavailable):  # PostgreSQL restarting: nothing was done
+    if isinstance(exc, ClientDisconnect):  # gone: nobody reads the answer
+        print(
+            f"scorer serve: {request.method} {request.url.path}: the client went away",
+            file=sys.stderr,
+        )
+        return error(400, "disconnected", "the client went away before its request was whole")
+    if isinstance(exc, StoreUnavailable):  # PostgreSQL restarting, a full disk: nothing done
         print(f"scorer serve: {exc}", file=sys.stderr)
         answered = error(503, "unavailable", "the server's database is away; try again soon")
         answered.headers["Retry-After"] = "5"
@@ -208,6 +282,11 @@ class Guarded:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and _smuggled(scope):
+            refusal = error(400, "bad_request", "Content-Length and Transfer-Encoding both given")
+            await refusal(scope, receive, send)
+            return
+
         async def sending(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
@@ -216,6 +295,13 @@ class Guarded:
             await send(message)
 
         await self.app(scope, receive, sending)
+
+
+def _smuggled(scope: Scope) -> bool:
+    """A request that gives its body's length twice (Content-Length and chunked): which
+    one a proxy in front believed is anyone's guess, so it is refused."""
+    names = {name.lower() for name, _ in scope.get("headers", [])}
+    return b"content-length" in names and b"transfer-encoding" in names
 
 
 def build(folder: Path, server: Server | None = None, *, start: bool = True) -> Starlette:
@@ -239,7 +325,17 @@ def build(folder: Path, server: Server | None = None, *, start: bool = True) -> 
         lifespan=lifespan,
         middleware=[Middleware(Guarded)],
         exception_handlers={
-            kind: answer for kind in (HTTPException, ServeError, PickError, ScorerError, Exception)
+            kind: answer
+            for kind in (
+                HTTPException,
+                ServeError,
+                UploadError,
+                PickError,
+                ScorerError,
+                ClientDisconnect,
+                StoreUnavailable,
+                Exception,
+            )
         },
     )
     app.state.server = server

@@ -14,8 +14,16 @@ from typing import Annotated, Any
 import typer
 
 from scorer.errors import UsageError
-from scorer.leaderboard.cli import WorkerBudget, WorkerTimeout
+from scorer.leaderboard.boards import Boards, Phase
+from scorer.leaderboard.cli import (
+    BoardsFormat,
+    BoardsJson,
+    BoardsOutput,
+    WorkerBudget,
+    WorkerTimeout,
+)
 from scorer.leaderboard.manifest import MAX_SELECTED
+from scorer.leaderboard.render import Format
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT
 from scorer.serve import site
 from scorer.serve.store import WORKER_LEASE
@@ -201,7 +209,7 @@ def run(
     Stops cleanly on Ctrl-C or SIGTERM; queued uploads are scored at the next start, after
     any stop (kill -9 included). With a PostgreSQL store, any number of these can serve one
     competition side by side, behind one proxy."""
-    with guarded("serve run", False), _home(folder, db, solution=not no_workers) as home:
+    with guarded("serve run", False), _home(folder, db, solution=not no_workers) as (home, own):
         try:
             import uvicorn
 
@@ -223,6 +231,7 @@ def run(
             budget=max_memory,
             timeout=timeout,
             max_upload=max_upload,
+            scratch=own,
         )
         app = build(home, server)
         config = uvicorn.Config(
@@ -235,17 +244,17 @@ def run(
 
 
 @contextmanager
-def _home(folder: Path | None, db: str | None, *, solution: bool) -> Iterator[Path]:
+def _home(folder: Path | None, db: str | None, *, solution: bool) -> Iterator[tuple[Path, Path]]:
     """The server's folder, or, for a machine given only the database, a private folder of
-    the competition it holds (`site.from_database`), removed when the command ends."""
+    the competition it holds (`site.from_database`); and this process's own private folder
+    (`site.scratch`), where every temporary file it and its judging processes make lives,
+    removed when the command ends, or by the next one to start after a kill -9."""
     if (folder is None) == (db is None):
         raise UsageError("give the server's folder DIR, or --db URL for a machine without it")
-    if folder is not None:
-        yield folder
-        return
-    with site.scratch() as home:
-        site.from_database(str(db), home, solution=solution)
-        yield home
+    with site.scratch() as own:
+        if folder is None:
+            site.from_database(str(db), own, solution=solution)
+        yield (own if folder is None else folder), own / "work"
 
 
 @serve_app.command()
@@ -275,17 +284,20 @@ def worker(
     handing back the jobs it holds."""
     from scorer.leaderboard.batch import Isolation
 
-    with guarded("serve worker", False), _home(None, db, solution=True) as home:
-        from scorer.serve.remote import Worker
+    with guarded("serve worker", False), _home(None, db, solution=True) as (home, own):
+        from scorer.serve.worker import Worker
 
+        settings = site.settings_of(home)
+        own.mkdir(mode=0o700)
         isolation = Isolation(workers=workers, budget=max_memory, timeout=timeout)
         scoring = Worker(
-            site.postgres(site.store_of(home)),
-            home,
+            site.store_of(home),
+            own,
             home / site.SOLUTION,
             site.rules_of(home),
             isolation,
             dt.timedelta(seconds=lease),
+            freeze=None if settings.freeze is None else dt.datetime.fromisoformat(settings.freeze),
         )
         with _on_stop(lambda *_: scoring.cancel.set()):
             scoring.run()
@@ -313,6 +325,30 @@ def reveal(folder: Folder) -> None:
     with guarded("serve reveal", False):
         site.store_of(folder).reveal(dt.datetime.now(dt.UTC))
     typer.echo("The final board is revealed: every route and page of the server shows it")
+
+
+@serve_app.command()
+def show(
+    folder: Folder,
+    phase: Annotated[
+        Phase,
+        typer.Option(help="public: as participants see it; final: both boards, revealed or not."),
+    ] = Phase.PUBLIC,
+    fmt: BoardsFormat = None,
+    as_json: BoardsJson = False,
+    output: BoardsOutput = None,
+) -> None:
+    """Print the server's boards from its verdicts now, as `scorer leaderboard show` prints a
+    leaderboard's: the organiser's view, the final boards before the reveal included."""
+    from scorer.leaderboard.cli import print_boards
+    from scorer.serve.boards import current
+
+    def boards() -> Boards:
+        settings = site.settings_of(folder)
+        freeze = None if settings.freeze is None else dt.datetime.fromisoformat(settings.freeze)
+        return current(site.store_of(folder), site.rules_of(folder), phase, freeze)
+
+    print_boards("serve show", boards, phase, Format.JSON if as_json else fmt, output, None)
 
 
 @serve_app.command()

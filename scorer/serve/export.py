@@ -1,18 +1,17 @@
 """`scorer serve export`: a server's submissions as a leaderboard log. `scorer leaderboard
 score` on it gives the server's boards to the bit: its rows are the entries of the server's
-own runs (`jobs.exported`), under the same names, times and picks."""
+boards (`SqlStore.entries(on_board=True)`), under the same names, times and picks."""
 
 from __future__ import annotations
 
 import csv
 import shutil
+import tempfile
 from pathlib import Path
 
 from scorer.errors import UsageError
 from scorer.leaderboard.store import stamp
 from scorer.serve import site
-from scorer.serve.jobs import exported
-from scorer.serve.store import upload_name
 
 #: The log's name in the export folder.
 MANIFEST = "manifest.csv"
@@ -25,13 +24,14 @@ def export(folder: Path, out: Path) -> int:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"{out}: not a new or empty folder")
     store = site.store_of(folder)
-    entries = [e for e in store.entries() if exported(e)]
+    entries = store.entries(on_board=True)
     (out / "submissions").mkdir(parents=True, exist_ok=True)
-    for entry in entries:
-        if store.HOLDS_FILES:  # PostgreSQL: the uploads are in the database
-            site.postgres(store).fetch(upload_name(entry.id), out / entry.name)
-        else:
-            shutil.copyfile(folder / entry.path, out / entry.name)
+    with tempfile.TemporaryDirectory(prefix="scorer-export-", dir=out) as scratch:
+        for entry in entries:  # where the store keeps it, or fetched into `scratch` first
+            kept = store.upload_file(entry.id, entry.path, Path(scratch))
+            shutil.copyfile(kept, out / entry.name)
+            if kept.is_relative_to(scratch):
+                kept.unlink()
     with (out / MANIFEST).open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["team", "path", "submitted_at", "selected"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from html import escape
 from typing import Any
+from urllib.parse import parse_qs
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -17,9 +18,10 @@ from scorer.errors import Report
 from scorer.leaderboard.boards import Phase, iso
 from scorer.leaderboard.literal import shown
 from scorer.leaderboard.names import escaped
-from scorer.leaderboard.page import boards_html, document
-from scorer.serve.server import ServeError, Server, utc
-from scorer.serve.store import FINAL, Entry, PickError, Team
+from scorer.leaderboard.page import document
+from scorer.serve.app import small_body, take
+from scorer.serve.server import ServeError, Server
+from scorer.serve.store import FINAL, Entry, PickError, Team, utc
 from scorer.serve.uploads import UploadError
 
 #: How long the upload form waits for its verdict before it shows the upload as queued.
@@ -58,7 +60,11 @@ def rules(server: Server) -> list[str]:
 
 
 def competition_page(server: Server) -> str:
-    boards = server.boards(server.phase())  # after the reveal: both boards
+    phase = server.phase()
+    try:
+        shown = server.boards(phase)  # after the reveal: both boards
+    except ServeError:  # revealed a moment ago: the public ones meanwhile
+        phase, shown = Phase.PUBLIC, server.boards(Phase.PUBLIC)
     now = utc()
     frozen = server.frozen(now)
     heading = server.settings.title
@@ -85,9 +91,9 @@ def competition_page(server: Server) -> str:
         '<h2>Your team</h2><form method="post" action="/team">',
         '<label>Team token <input type="password" name="token" required autocomplete="off">'
         '</label><button type="submit">Show my submissions</button></form></section>',
-        *boards_html(boards),
+        shown.html,
     ]
-    return document(f"{heading} ({boards.phase} phase)", body, _STYLE)
+    return document(f"{heading} ({phase} phase)", body, _STYLE)
 
 
 def verdict_html(entry: Entry) -> str:
@@ -157,35 +163,22 @@ def pages(server: Server) -> list[Route]:
         return HTMLResponse(document(server.settings.title, body, _STYLE), status_code=status)
 
     async def upload(request: Request) -> Response:
-        now = utc()
-        admitted: list[Team] = []
-
-        def admit(fields: dict[str, str]) -> None:
-            """The form's token, checked before its file is read: a team that may upload."""
-            team = server.team(fields.get("token"))
-            server.may_upload(team, now)
-            admitted.append(team)
-
         try:
-            content_type = request.headers.get("content-type", "")
-            stored = await server.receive(content_type, request.stream(), admit)
-            ident, _ = await run_in_threadpool(server.accept, admitted[0], now, stored)
-        except UploadError as exc:
+            taken = await take(server, request, None)
+        except (UploadError, ServeError) as exc:
             return refusal(exc.status, exc.message)
-        except ServeError as exc:
-            return refusal(exc.status, exc.message)
-        entry = await _verdict(server, admitted[0], ident)
-        token = stored.fields.get("token", "")
-        page = await run_in_threadpool(team_page, server, admitted[0], token, verdict_html(entry))
+        entry = await _verdict(server, taken.team, taken.id)
+        notice = verdict_html(entry)
+        page = await run_in_threadpool(team_page, server, taken.team, taken.token, notice)
         return HTMLResponse(page)
 
     async def team(request: Request) -> Response:
-        form = await request.form(max_files=0, max_fields=60)
-        token = str(form.get("token", ""))
         try:
+            form = parse_qs((await small_body(request)).decode("utf-8", "replace"))
+            token = (form.get("token") or [""])[0].strip()
             found = await run_in_threadpool(server.team, token)
             if request.url.path.endswith("/picks"):
-                ids = [int(str(i)) for i in form.getlist("ids") if str(i).isdigit()]
+                ids = [int(i) for i in form.get("ids", []) if i.isascii() and i.isdigit()]
                 await run_in_threadpool(server.pick, found, ids)
         except (ServeError, PickError) as exc:
             return refusal(getattr(exc, "status", 400), str(exc))

@@ -13,6 +13,7 @@ may not read it (`share(web_role=)`): only the organiser's machines may reach th
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -23,12 +24,8 @@ from typing import Any, TypeVar, cast
 import psycopg
 from psycopg.sql import SQL, Identifier
 
-from scorer.competition import Split
-from scorer.leaderboard.runs import Saved
-from scorer.leaderboard.schema import Status
-from scorer.leaderboard.store import Fingerprint
 from scorer.serve.sql import Connection, Cursor, NotAllowed, SqlStore, StoreUnavailable
-from scorer.serve.store import Limits, tables
+from scorer.serve.store import Limits, tables, upload_name
 
 #: The advisory lock held while the schema is made: two processes starting together would
 #: otherwise race on `CREATE ... IF NOT EXISTS`.
@@ -36,7 +33,7 @@ SCHEMA_LOCK = 0x5C0_2E5
 
 #: The tables, and the triggers that keep the audit log append-only.
 SCHEMA = (
-    tables("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY")
+    tables("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "BYTEA")
     + """
 CREATE OR REPLACE FUNCTION audit_append_only() RETURNS trigger LANGUAGE plpgsql AS
 $$ BEGIN RAISE EXCEPTION 'the audit log is append-only'; END $$;
@@ -50,11 +47,6 @@ CREATE TABLE IF NOT EXISTS files (
 CREATE TABLE IF NOT EXISTS hidden (
     name TEXT NOT NULL, seq INTEGER NOT NULL, data BYTEA COMPRESSION lz4 NOT NULL,
     PRIMARY KEY (name, seq));
-CREATE TABLE IF NOT EXISTS verdicts (
-    submission BIGINT PRIMARY KEY REFERENCES submissions(id),
-    solution_hash TEXT NOT NULL, scorer_version TEXT NOT NULL, config TEXT NOT NULL,
-    status TEXT NOT NULL, content_hash TEXT NOT NULL, scores TEXT, error TEXT,
-    seconds DOUBLE PRECISION NOT NULL, public_ndcg BYTEA, private_ndcg BYTEA);
 """
 )
 
@@ -63,12 +55,15 @@ CREATE TABLE IF NOT EXISTS verdicts (
 TABLES = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA))
 
 #: What a web role (`share(web_role=)`) may do, table by table: serve, accept uploads, count
-#: limits and picks, reveal, read the verdicts. Not a line of `hidden`, where the solution is.
+#: limits, refusals and picks, reveal, read the published boards and what a team is told of
+#: its verdicts. Not a line of `hidden`, where the solution is, nor of `per_user`, nor a
+#: private score: before the reveal nothing it reads tells a user's split.
 WEB_GRANTS = (
-    ("SELECT, INSERT, UPDATE", "teams, submissions, state, files"),
+    ("SELECT, INSERT, UPDATE", "teams, submissions, state, files, refusals"),
     ("SELECT, INSERT, DELETE", "picks"),
     ("SELECT, INSERT", "audit"),
-    ("SELECT", "verdicts"),
+    ("SELECT", "boards"),
+    ("SELECT (submission, status, public, error)", "verdicts"),
 )
 
 T = TypeVar("T")
@@ -154,6 +149,13 @@ class PostgresStore(SqlStore):
             for seq, chunk in enumerate(iter(lambda: handle.read(CHUNK), b"")):
                 self._run(db, f"INSERT INTO {table} VALUES (?, ?, ?)", name, seq, chunk)
 
+    def upload_file(self, submission: int, path: str, scratch: Path) -> Path:
+        """A copy of an upload's file in `scratch`, under the name its team gave it."""
+        dest = scratch / Path(path).name
+        if not self.fetch(upload_name(submission), dest):
+            raise FileNotFoundError(f"submission {submission}: no file in the database")
+        return dest
+
     def fetch(self, name: str, dest: Path, *, hidden: bool = False) -> bool:
         """Write the file kept under `name` to `dest` (among the `hidden` ones: the
         solution); whether there is one. A server-side cursor reads it a few chunks at a
@@ -161,7 +163,8 @@ class PostgresStore(SqlStore):
         table, found = "hidden" if hidden else "files", False
         query = self._sql(f"SELECT data FROM {table} WHERE name = ? ORDER BY seq")
         try:
-            with self._write() as db, db.cursor(name="fetch") as rows, dest.open("wb") as out:
+            handle = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # the solution
+            with self._write() as db, db.cursor(name="fetch") as rows, open(handle, "wb") as out:
                 rows.itersize = 4
                 rows.execute(query, (name,))
                 for (chunk,) in rows:
@@ -216,52 +219,3 @@ class PostgresStore(SqlStore):
     def settings(self) -> dict[str, Any] | None:
         row = self._read("SELECT value FROM state WHERE key = 'settings'").fetchone()
         return None if row is None else dict(json.loads(row[0]))
-
-    def _save_verdict(self, db: Connection, submission: int, verdict: Saved) -> None:
-        fingerprint, blobs = verdict.fingerprint, verdict.per_user
-        self._run(
-            db,
-            "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            submission,
-            fingerprint.solution_hash,
-            fingerprint.scorer_version,
-            fingerprint.config,
-            str(verdict.status),
-            verdict.content_hash,
-            None if verdict.scores is None else json.dumps(verdict.scores),
-            None if verdict.error is None else json.dumps(verdict.error),
-            verdict.seconds,
-            blobs.get(Split.PUBLIC),
-            blobs.get(Split.PRIVATE),
-        )
-
-    def judged(self) -> tuple[set[int], Fingerprint | None]:
-        """The submissions a worker's verdict is kept for, and the newest one's fingerprint:
-        what a web process copies (a cheap read: no per-user scores)."""
-        ids = {int(i) for (i,) in self._read("SELECT submission FROM verdicts").fetchall()}
-        row = self._read(
-            "SELECT solution_hash, scorer_version, config FROM verdicts"
-            " ORDER BY submission DESC LIMIT 1"
-        ).fetchone()
-        return ids, None if row is None else Fingerprint(*row)
-
-    def verdict(self, submission: int) -> Saved | None:
-        """A worker's verdict whole, per-user scores included."""
-        row = self._read(
-            "SELECT solution_hash, scorer_version, config, status, content_hash, scores, error,"
-            " seconds, public_ndcg, private_ndcg FROM verdicts WHERE submission = ?",
-            submission,
-        ).fetchone()
-        if row is None:
-            return None
-        solution, version, config, status, content, scores, error, seconds, public, private = row
-        splits = {Split.PUBLIC: public, Split.PRIVATE: private}
-        return Saved(
-            fingerprint=Fingerprint(solution, version, config),
-            status=Status(status),
-            content_hash=content,
-            scores=None if scores is None else json.loads(scores),
-            error=None if error is None else json.loads(error),
-            seconds=float(seconds),
-            per_user={split: bytes(blob) for split, blob in splits.items() if blob is not None},
-        )

@@ -6,32 +6,25 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scorer.leaderboard.batch import Isolation
-from scorer.leaderboard.boards import Boards, Phase, iso
-from scorer.leaderboard.store import Store as Board
+from scorer.leaderboard.boards import Phase, iso
+from scorer.leaderboard.page import boards_html
+from scorer.leaderboard.render import render
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, Judge, judge
 from scorer.serve import site
-from scorer.serve.jobs import BOARD, Scoring
-from scorer.serve.shown import Shown
-from scorer.serve.store import Entry, Quota, Team
+from scorer.serve.boards import empty
+from scorer.serve.store import Entry, Quota, Team, utc
 from scorer.serve.tokens import digest, matches
 from scorer.serve.uploads import Upload, discard, receive
-
-if TYPE_CHECKING:  # PostgreSQL's parts, imported only by a server that uses it
-    from scorer.serve.mirror import Mirror
-    from scorer.serve.remote import Worker
+from scorer.serve.worker import Worker
 
 #: The largest upload taken by default: a submission of 1M users is about 0.3 GB of CSV.
 DEFAULT_MAX_UPLOAD = 1 << 30
-
-
-def utc() -> datetime:
-    """Server time: the only time a submission is ever given."""
-    return datetime.now(UTC)
 
 
 class ServeError(Exception):
@@ -59,8 +52,21 @@ def limit_reached(quota: Quota) -> ServeError:
     )
 
 
+def closed(end: str | None) -> ServeError:
+    words = f"the competition ended at {end}" if end else "the competition ended: it is revealed"
+    return ServeError(403, "competition_ended", f"{words}; uploads and picks are closed")
+
+
+@dataclass(frozen=True)
+class Shown:
+    """Boards as published: the JSON of `/api/v1/leaderboard` and the page's HTML."""
+
+    json: str
+    html: str
+
+
 class Server:
-    """A server folder at work: its settings, store, scoring loop and the boards shown."""
+    """A server folder at work: its settings, store, worker (when it judges) and boards."""
 
     def __init__(
         self,
@@ -71,42 +77,36 @@ class Server:
         timeout: float = DEFAULT_TIMEOUT,
         max_upload: int = DEFAULT_MAX_UPLOAD,
         judge: Judge = judge,
+        scratch: Path | None = None,
     ) -> None:
+        """`workers`: uploads judged at once here (0: none, workers elsewhere judge them);
+        `scratch`: this process's private folder (a folder of the server's without it)."""
         self.folder = folder
         self.settings = site.settings_of(folder)
         self.store = site.store_of(folder)
         self.uploads = site.UPLOADS
         self.max_upload = max_upload
         self.competition = site.rules_of(folder)
-        Board(folder / BOARD).close()  # the boards' database exists before any request
-        isolation = Isolation(workers=workers, budget=budget, timeout=timeout, judge=judge)
-        self.scoring: Scoring | Mirror
         self.worker: Worker | None = None
-        if self.store.HOLDS_FILES:  # PostgreSQL: workers anywhere, this one among them or not
-            from scorer.serve.mirror import Mirror
-            from scorer.serve.remote import Worker
-
-            store = site.postgres(self.store)
-            self.scoring = Mirror(folder, store, published=self._warm)
-            if workers:
-                home = folder / "worker"
-                home.mkdir(mode=0o700, exist_ok=True)
-                solution = folder / site.SOLUTION
-                self.worker = Worker(store, home, solution, self.competition, isolation)
-        else:
-            self.scoring = Scoring(
-                folder,
+        if workers:
+            home = scratch if scratch is not None else folder / "worker"
+            home.mkdir(mode=0o700, exist_ok=True)
+            isolation = Isolation(workers=workers, budget=budget, timeout=timeout, judge=judge)
+            self.worker = Worker(
                 self.store,
+                home,
+                folder / site.SOLUTION,
                 self.competition,
                 isolation,
-                folder / site.SOLUTION,
-                published=self._warm,
+                freeze=self.moment(self.settings.freeze),
             )
-        self.shown = Shown(folder / BOARD)
+
+    @staticmethod
+    def moment(text: str | None) -> datetime | None:
+        return None if text is None else datetime.fromisoformat(text)
 
     def start(self) -> None:
         self.sweep()
-        self.scoring.start()
         if self.worker is not None:
             self.worker.start()
 
@@ -123,12 +123,15 @@ class Server:
     def stop(self) -> None:
         if self.worker is not None:
             self.worker.stop()
-        self.scoring.stop()
+
+    def nudge(self) -> None:
+        if self.worker is not None:
+            self.worker.nudge()
 
     # who asks
 
     def team(self, token: str | None) -> Team:
-        found = None if token is None else self.store.team_of(digest(token))
+        found = None if not token else self.store.team_of(digest(token.strip()))
         if found is None:
             raise ServeError(
                 401, "unauthorized", "a team's token is needed (Authorization: Bearer)"
@@ -136,23 +139,21 @@ class Server:
         return found
 
     def admin(self, token: str | None) -> None:
-        if token is None or not matches(token, self.settings.admin_sha256):
+        if token is None or not matches(token.strip(), self.settings.admin_sha256):
             raise ServeError(401, "unauthorized", "the admin token is needed")
 
     # uploads
 
     def ended(self, now: datetime) -> bool:
-        end = self.settings.end
-        return end is not None and now >= datetime.fromisoformat(end)
+        end = self.moment(self.settings.end)
+        return (end is not None and now >= end) or self.phase() is Phase.FINAL
 
     def may_upload(self, team: Team, now: datetime) -> Quota:
-        """The team's quota, if it may upload now (a first look: the upload is counted in
-        the transaction that accepts it)."""
+        """The team's quota, if it may upload now: a first look, before the body is read.
+        The upload is judged again, and counted, in the transaction that accepts it."""
         if self.ended(now):
             self.refused(team, now, "competition_ended")
-            raise ServeError(
-                403, "competition_ended", f"the competition ended at {self.settings.end}"
-            )
+            raise closed(self.settings.end)
         quota = self.store.quota(team.id, now)
         if quota.limit is not None:
             self.refused(team, now, quota.limit)
@@ -170,31 +171,34 @@ class Server:
         return await receive(content_type, body, self.folder, self.uploads, self.max_upload, admit)
 
     def refused(self, team: Team, now: datetime, why: str) -> None:
-        self.store.refuse_upload(team.id, now, {"team": team.name, "why": why})
+        self.store.refuse_upload(team.id, now, why)
 
-    def accept(self, team: Team, now: datetime, upload: Upload) -> tuple[int, Quota]:
-        """Record an upload that is on disk; a limit reached meanwhile refuses it (and its
-        file, never accepted, is removed). A store that holds the files takes its bytes in
-        the same transaction, and the folder keeps no copy."""
+    def accept(self, team: Team, upload: Upload) -> tuple[int, Quota]:
+        """Record an upload whose body is whole and on disk, dated now: the end, the reveal
+        and the limits are judged in the transaction that accepts it, and an upload they
+        refuse is removed, kept nowhere and counted nowhere. A store that holds the files
+        takes its bytes in the same transaction, and the folder keeps no copy."""
         held = self.store.HOLDS_FILES
         try:
             decision = self.store.accept_upload(
                 team.id,
-                now,
                 upload.sha256,
                 upload.size,
                 upload.path,
                 upload.suffix,
                 source=self.folder / upload.path if held else None,
+                end=self.moment(self.settings.end),
             )
         finally:
             if held:
                 discard(self.folder, upload)
         if decision.id is None:
             discard(self.folder, upload)
-            self.refused(team, now, decision.quota.limit or "limit")
+            self.refused(team, utc(), decision.refused or "limit")
+            if decision.refused == "competition_ended":
+                raise closed(self.settings.end)
             raise limit_reached(decision.quota)
-        self.scoring.nudge()
+        self.nudge()
         return decision.id, decision.quota
 
     # a team's own
@@ -209,11 +213,9 @@ class Server:
         return entry
 
     def pick(self, team: Team, ids: list[int]) -> list[int]:
-        now = utc()
-        if self.ended(now):
-            raise ServeError(403, "competition_ended", "picks are closed: the competition ended")
-        chosen = self.store.set_picks(team.id, ids, self.settings.picks, now)
-        self.scoring.nudge(rerun=True)  # the final board's picks are a run's
+        end = self.moment(self.settings.end)
+        chosen = self.store.set_picks(team.id, ids, self.settings.picks, end=end)
+        self.nudge()  # the final board's picks
         return chosen
 
     # the boards
@@ -224,28 +226,45 @@ class Server:
     def frozen(self, now: datetime) -> datetime | None:
         """The freeze, once passed and until the reveal: the public board shows what was
         submitted before it."""
-        freeze = self.settings.freeze
+        freeze = self.moment(self.settings.freeze)
         if freeze is None or self.phase() is Phase.FINAL:
             return None
-        moment = datetime.fromisoformat(freeze)
-        return moment if now >= moment else None
+        return freeze if now >= freeze else None
 
-    def boards(self, phase: Phase) -> Boards:
-        """The boards a phase shows; the final ones only after the reveal."""
+    def boards(self, phase: Phase) -> Shown:
+        """The boards a phase shows, as the worker published them; the final ones only
+        after the reveal."""
         if phase is Phase.FINAL and self.phase() is not Phase.FINAL:
             raise ServeError(403, "not_revealed", "the final leaderboard is not revealed yet")
-        return self.shown.get((phase, self.frozen(utc()) if phase is Phase.PUBLIC else None))
-
-    def _warm(self) -> None:
-        """After each run: the public boards are built, in a thread of their own, before
-        anyone asks for them (the scoring goes on meanwhile)."""
-        self.shown.refresh((Phase.PUBLIC, self.frozen(utc())))
+        found = self.store.published(str(phase))
+        if found is None and phase is Phase.FINAL:  # revealed a moment ago: being built
+            raise ServeError(
+                503, "building", "the final boards are being built; ask again in a few seconds"
+            )
+        if found is None:  # no board published yet: none has a verdict, or no worker started
+            blank = empty(self.store, self.competition, phase)
+            return Shown(render(blank, "json"), "\n".join(boards_html(blank)))
+        return Shown(found[1], found[2])
 
     def reveal(self) -> str:
-        return self.store.reveal(utc())
+        revealed = self.store.reveal(utc())
+        self.nudge()
+        return revealed
 
     def add_team(self, name: str) -> str:
         return site.add_team(self.folder, name, utc())
+
+    def status(self) -> dict[str, Any]:
+        """What the organiser watches: the queue, the latest change of the boards and the
+        version of each board published (the boards are whole when they agree)."""
+        change, at = self.store.last_change()
+        return {
+            **self.store.queue(),
+            "last_change": change,
+            "last_change_at": None if at is None else iso(at),
+            "boards": self.store.versions(),
+            "phase": str(self.phase()),
+        }
 
     def competition_dict(self) -> dict[str, Any]:
         rules, settings = self.competition, self.settings

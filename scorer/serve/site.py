@@ -177,17 +177,30 @@ SCRATCH = "scorer-serve-"
 
 @contextmanager
 def scratch() -> Iterator[Path]:
-    """A new private folder (0700) for a machine given only the database, removed when done.
-    Those of this user's processes that died before removing theirs (`kill -9`, a crash),
-    each with the competition and perhaps the solution in it, are removed first."""
+    """A new private folder (0700) of this process, named by its id, removed when done: the
+    competition of a machine given only the database, and every temporary file the process
+    makes (`tmp`, where `TMPDIR` points meanwhile). Those of this user's processes that
+    died before removing theirs (`kill -9`, a crash), each with the competition and perhaps
+    the solution in it, are removed first."""
     for old in Path(tempfile.gettempdir()).glob(f"{SCRATCH}*-*"):
         pid = old.name.removeprefix(SCRATCH).split("-", 1)[0]
         if pid.isdigit() and _mine(old) and not _alive(int(pid)):
             shutil.rmtree(old, ignore_errors=True)
     home = Path(tempfile.mkdtemp(prefix=f"{SCRATCH}{os.getpid()}-"))
+    temporary = home / "tmp"
+    temporary.mkdir(mode=0o700)
+    # Every temporary file of this process and of those it starts (the solution's private
+    # copy, each judging process's folder, polars' spills) is made in it, and goes with it.
+    before = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir = os.environ["TMPDIR"] = str(temporary)
     try:
         yield home
     finally:
+        tempfile.tempdir = before[0]
+        if before[1] is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = before[1]
         shutil.rmtree(home, ignore_errors=True)
 
 

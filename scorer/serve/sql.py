@@ -14,7 +14,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from scorer.leaderboard.runs import Saved
+import numpy as np
+
+from scorer.competition import Split
+from scorer.leaderboard.runs import KEPT_FAILURES, Saved
+from scorer.leaderboard.schema import SPLITS
+from scorer.leaderboard.schema import Status as Judged
+from scorer.leaderboard.store import Fingerprint, Record
 from scorer.serve.store import (
     LEASE,
     Counted,
@@ -27,15 +33,41 @@ from scorer.serve.store import (
     Status,
     Team,
     day_start,
-    report_text,
     upload_name,
+    utc,
 )
 
 _ENTRY = (
     "SELECT s.id, t.name, s.submitted_at, s.sha256, s.size, s.path, s.suffix, s.status,"
-    " s.public_score, s.report, p.submission IS NOT NULL, s.counted"
+    " v.public, v.error, p.submission IS NOT NULL, s.counted"
     " FROM submissions s JOIN teams t ON t.id = s.team"
+    " LEFT JOIN verdicts v ON v.submission = s.id"
     " LEFT JOIN picks p ON p.submission = s.id"
+)
+
+#: The submissions on the boards: judged, and not a failure refunded (the server's, not the
+#: team's file's); `serve export` writes exactly these.
+ON_BOARD = (
+    "s.status IN ('scored', 'rejected', 'failed')"
+    " AND NOT (s.status = 'failed' AND s.counted IS NULL)"
+)
+
+#: The events that change the boards.
+CHANGES = ("verdict", "picks", "reveal")
+
+#: A verdict's columns, as `_saved` reads them.
+_VERDICT = (
+    "v.solution_hash, v.scorer_version, v.config, v.status, v.content_hash, v.scores, v.error,"
+    " v.seconds"
+)
+
+#: The queued jobs in the order they are claimed: round robin by team (each team's first
+#: in line, oldest first, then each one's second…), a team's jobs being judged counted as
+#: ahead of its queued ones, so that one team's slow files never hold back another's.
+_FAIR = (
+    "SELECT q.id FROM (SELECT id, row_number() OVER (PARTITION BY team ORDER BY id)"
+    " + (SELECT count(*) FROM submissions b WHERE b.team = s.team AND b.status = 'scoring')"
+    " AS turn FROM submissions s WHERE status = 'queued') q ORDER BY q.turn, q.id LIMIT ?"
 )
 
 #: No limit to a claim: more jobs than any queue holds.
@@ -83,6 +115,8 @@ class SqlStore:
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
+        #: The time an upload or a pick is judged at, read in its transaction.
+        self.clock: Callable[[], datetime] = utc
 
     def _db(self) -> Connection:
         raise NotImplementedError
@@ -99,12 +133,18 @@ class SqlStore:
     def _keep(self, db: Connection, name: str, source: Path) -> None:
         """Store a file's bytes under `name`, in the transaction `db` (`HOLDS_FILES`)."""
 
-    def _save_verdict(self, db: Connection, submission: int, verdict: Saved) -> None:
-        """Store a worker's verdict whole, in the transaction that finishes its job."""
-        raise NotImplementedError(f"{type(self).__name__} keeps no worker's verdicts")
-
     def _sql(self, sql: str) -> str:
         return sql
+
+    def upload_file(self, submission: int, path: str, scratch: Path) -> Path:
+        """An upload's file for a worker to judge: where the store keeps it, or a copy
+        in `scratch` (a folder of the worker's own, removed when the job is done)."""
+        raise NotImplementedError
+
+    def recover(self, now: datetime) -> int:
+        """Queue again the jobs a worker left unfinished before it stopped (`requeue_stale`);
+        how many. A store shared by many workers frees those whose lease ended."""
+        return self.requeue_stale(now)
 
     def _run(self, db: Connection, sql: str, *args: Any) -> Cursor:
         cursor: Cursor = db.execute(self._sql(sql), args)
@@ -175,24 +215,36 @@ class SqlStore:
     def quota(self, team: int, now: datetime) -> Quota:
         return self._quota(self._read, team, now)
 
+    def closed(self, run: Callable[..., Cursor], now: datetime, end: datetime | None) -> bool:
+        """Whether uploads and picks are closed at `now`: past the end, or revealed."""
+        if end is not None and now >= end:
+            return True
+        return run("SELECT 1 FROM state WHERE key = 'revealed_at'").fetchone() is not None
+
     def accept_upload(
         self,
         team: int,
-        now: datetime,
         sha256: str,
         size: int,
         path: str,
         suffix: str = "",
         source: Path | None = None,
+        *,
+        end: datetime | None = None,
     ) -> Decision:
-        """Count and record an upload, unless a limit is reached; a store that `HOLDS_FILES`
-        keeps its bytes (`source`) in the same transaction."""
+        """Count and record an upload whose body is whole and on disk, unless the competition
+        is closed or a limit is reached; a store that `HOLDS_FILES` keeps its bytes
+        (`source`) in the same transaction. Its time is taken in the transaction, with the
+        team's row held: the end, the reveal and the limits are judged at that moment."""
         with self._write() as db:
             self._lock_team(db, team)
+            now = self.clock()
             reads = partial(self._run, db)  # in the transaction that accepts
             quota = self._quota(reads, team, now)
+            if self.closed(reads, now, end):
+                return Decision(None, quota, "competition_ended")
             if quota.limit is not None:
-                return Decision(None, quota)
+                return Decision(None, quota, quota.limit)
             (ident,) = self._run(
                 db,
                 "INSERT INTO submissions (team, submitted_at, sha256, size, path, suffix,"
@@ -211,8 +263,29 @@ class SqlStore:
             self._log(db, now, "upload", detail)
             return Decision(int(ident), self._quota(reads, team, now))
 
-    def refuse_upload(self, team: int, now: datetime, detail: dict[str, Any]) -> None:
-        self.log(now, "upload_refused", {"team": team, **detail})  # the detail's name wins
+    def refuse_upload(self, team: int, now: datetime, reason: str) -> None:
+        """Count an upload refused: one row a team, reason and minute, however many come."""
+        minute = now.replace(second=0, microsecond=0).isoformat()
+        with self._write() as db:
+            self._run(
+                db,
+                "INSERT INTO refusals VALUES (?, ?, ?, 1) ON CONFLICT (team, reason, minute)"
+                " DO UPDATE SET count = refusals.count + 1",
+                team,
+                reason,
+                minute,
+            )
+
+    def refusals(self) -> list[dict[str, Any]]:
+        """The uploads refused, counted by team, reason and minute, oldest first."""
+        rows = self._read(
+            "SELECT t.name, r.reason, r.minute, r.count FROM refusals r"
+            " LEFT JOIN teams t ON t.id = r.team ORDER BY r.minute, t.name, r.reason"
+        ).fetchall()
+        return [
+            {"team": team, "reason": reason, "minute": minute, "count": int(count)}
+            for team, reason, minute, count in rows
+        ]
 
     def claim_jobs(
         self, now: datetime, most: int | None = None, lease: timedelta = LEASE
@@ -224,8 +297,9 @@ class SqlStore:
             rows = self._run(
                 db,
                 "UPDATE submissions SET status = 'scoring', claim = ?, lease_until = ?"
-                " WHERE id IN (SELECT id FROM submissions WHERE status = 'queued'"
-                f" ORDER BY id LIMIT ?{self.SKIP_LOCKED}) RETURNING id, team, path",
+                " WHERE status = 'queued' AND id IN (SELECT id FROM submissions"
+                f" WHERE status = 'queued' AND id IN ({_FAIR}){self.SKIP_LOCKED})"
+                " RETURNING id, team, path",
                 claim,
                 (now + lease).isoformat(),
                 EVERY if most is None else most,
@@ -247,38 +321,94 @@ class SqlStore:
                 for job in jobs
             )
 
-    def finish_job(
-        self,
-        job: Job,
-        status: Status,
-        public_score: float | None,
-        report: dict[str, Any] | None,
-        counted: Counted | None,
-        now: datetime,
-        saved: Saved | None = None,
-    ) -> bool:
-        """Write a job's verdict, once, under the claim that holds it: a job no longer
-        `scoring`, or claimed since by another worker, keeps its verdict. `saved`: the
-        verdict whole (a worker's, for the boards), written in the same transaction."""
+    def finish_job(self, job: Job, verdict: Saved, counted: Counted | None, now: datetime) -> bool:
+        """Write a job's verdict whole, per-user scores included, once, under the claim that
+        holds it: a job no longer `scoring`, or claimed since by another worker, keeps its
+        verdict (and this one writes nothing)."""
         with self._write() as db:
             changed = self._run(
                 db,
-                "UPDATE submissions SET status = ?, public_score = ?, report = ?, counted = ?,"
-                " finished_at = ? WHERE id = ? AND status = 'scoring' AND claim = ?",
-                str(status),
-                public_score,
-                report_text(report),
+                "UPDATE submissions SET status = ?, counted = ?, finished_at = ?"
+                " WHERE id = ? AND status = 'scoring' AND claim = ?",
+                str(verdict.status),
                 None if counted is None else str(counted),
                 now.isoformat(),
                 job.id,
                 job.claim,
             ).rowcount
-            if changed and saved is not None:
-                self._save_verdict(db, job.id, saved)
             if changed:
-                detail = {"id": job.id, "verdict": str(status), "counted": counted}
+                self._write_verdict(db, job.id, verdict, now)
+                detail = {"id": job.id, "verdict": str(verdict.status), "counted": counted}
                 self._log(db, now, "verdict", detail)
         return bool(changed)
+
+    def _write_verdict(
+        self, db: Connection, submission: int, verdict: Saved, now: datetime
+    ) -> None:
+        fingerprint, scores = verdict.fingerprint, verdict.scores or {}
+        self._run(
+            db,
+            "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            submission,
+            fingerprint.solution_hash,
+            fingerprint.scorer_version,
+            fingerprint.config,
+            str(verdict.status),
+            verdict.content_hash,
+            scores.get("overall"),
+            scores.get("public"),
+            scores.get("private"),
+            None if verdict.scores is None else json.dumps(verdict.scores),
+            None if verdict.error is None else json.dumps(verdict.error),
+            verdict.seconds,
+            now.isoformat(),
+        )
+        for split, blob in verdict.per_user.items():
+            self._run(db, "INSERT INTO per_user VALUES (?, ?, ?)", submission, str(split), blob)
+
+    def saved(self, submission: int) -> Saved | None:
+        """A submission's verdict whole, per-user scores included."""
+        row = self._read(
+            f"SELECT {_VERDICT} FROM verdicts v WHERE v.submission = ?", submission
+        ).fetchone()
+        return None if row is None else self._saved(submission, row)
+
+    def _saved(self, submission: int, row: tuple[Any, ...]) -> Saved:
+        solution, version, config, status, content, scores, error, seconds = row
+        blobs = self._read(
+            "SELECT split, scores FROM per_user WHERE submission = ?", submission
+        ).fetchall()
+        return Saved(
+            fingerprint=Fingerprint(solution, version, config),
+            status=Judged(status),
+            content_hash=content,
+            scores=None if scores is None else json.loads(scores),
+            error=None if error is None else json.loads(error),
+            seconds=float(seconds),
+            per_user={Split(split): bytes(blob) for split, blob in blobs},
+        )
+
+    def reusable(self, content_hash: str, fingerprint: Fingerprint, name: str) -> Saved | None:
+        """A verdict kept for the same bytes under the same name and fingerprint: whatever
+        uploaded them, their verdict is the same. Not a failure of the server's (tried
+        again), only one a file brings on its worker (`KEPT_FAILURES`)."""
+        rows = self._read(
+            f"SELECT v.submission, s.path, {_VERDICT} FROM verdicts v"
+            " JOIN submissions s ON s.id = v.submission"
+            " WHERE v.content_hash = ? AND v.solution_hash = ? AND v.scorer_version = ?"
+            " AND v.config = ? ORDER BY v.submission DESC",
+            content_hash,
+            fingerprint.solution_hash,
+            fingerprint.scorer_version,
+            fingerprint.config,
+        ).fetchall()
+        for submission, path, *verdict in rows:
+            error = json.loads(verdict[6]) if verdict[6] else {}
+            if verdict[3] == "failed" and error.get("code") not in KEPT_FAILURES:
+                continue
+            if Path(path).name == name:
+                return self._saved(int(submission), tuple(verdict))
+        return None
 
     def requeue_stale(self, now: datetime | None = None) -> int:
         """Queue again the jobs whose claim ended: every one left `scoring` (a server that
@@ -307,10 +437,95 @@ class SqlStore:
                 for job in jobs
             )
 
-    def last_change(self) -> int:
-        """The audit log's latest verdict or picks: the boards change when it does."""
-        row = self._read("SELECT max(id) FROM audit WHERE event IN ('verdict', 'picks')").fetchone()
-        return int(row[0] or 0)
+    def last_change(self) -> tuple[int, datetime | None]:
+        """The audit log's latest verdict, picks or reveal, and when: the boards change
+        when it does."""
+        marks = ", ".join("?" * len(CHANGES))
+        row = self._read(
+            "SELECT id, at FROM audit"
+            f" WHERE id = (SELECT max(id) FROM audit WHERE event IN ({marks}))",
+            *CHANGES,
+        ).fetchone()
+        return (0, None) if row is None else (int(row[0]), datetime.fromisoformat(row[1]))
+
+    # the boards: built from the verdicts (`serve.boards`), published for every web process
+
+    def records(self, *, private: bool = True) -> list[Record]:
+        """Every submission on the boards with its verdict, as the leaderboard's own store
+        gives them (`Store.records`); without `private` no private figure is selected."""
+        overall, hidden = ("v.overall", "v.private") if private else ("NULL", "NULL")
+        rows = self._read(
+            "SELECT s.id, t.name, s.suffix, s.submitted_at, p.submission IS NOT NULL, v.status,"
+            f" {overall}, v.public, {hidden}, v.error, v.judged_at"
+            " FROM submissions s JOIN teams t ON t.id = s.team"
+            " JOIN verdicts v ON v.submission = s.id"
+            f" LEFT JOIN picks p ON p.submission = s.id WHERE {ON_BOARD}"
+            " ORDER BY t.name, s.submitted_at, s.id"
+        ).fetchall()
+        return [self._record(row) for row in rows]
+
+    @staticmethod
+    def _record(row: tuple[Any, ...]) -> Record:
+        ident, team, suffix, when, selected, status, overall, public, private, error, at = row
+        return Record(
+            id=int(ident),
+            team=str(team),
+            path=f"submissions/{ident}{suffix}",
+            submitted_at=datetime.fromisoformat(when),
+            selected=bool(selected),
+            status=Judged(status),
+            overall=overall,
+            public=public,
+            private=private,
+            error=json.loads(error) if error else None,
+            scored_at=at,
+        )
+
+    def per_user(self, idents: Any, split: Split) -> dict[int, np.ndarray]:
+        """The per-user scores of some submissions on one split (`Store.per_user`)."""
+        if split not in SPLITS:
+            raise ValueError(f"split {split!r}; expected one of {', '.join(SPLITS)}")
+        found: dict[int, np.ndarray] = {}
+        for ident in idents:
+            row = self._read(
+                "SELECT scores FROM per_user WHERE submission = ? AND split = ?", ident, str(split)
+            ).fetchone()
+            if row is not None:
+                found[int(ident)] = np.frombuffer(bytes(row[0]), dtype="<f8")
+        return found
+
+    def publish(self, name: str, version: int, as_of: str, text: str, html: str) -> None:
+        """Publish boards built at `version` of the changes, unless newer ones are."""
+        with self._write() as db:
+            self._run(
+                db,
+                "INSERT INTO boards VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
+                " version = excluded.version, as_of = excluded.as_of, json = excluded.json,"
+                " html = excluded.html WHERE boards.version <= excluded.version",
+                name,
+                version,
+                as_of,
+                text,
+                html,
+            )
+
+    def published(self, name: str) -> tuple[int, str, str] | None:
+        """The boards published under `name`: their version, JSON and HTML."""
+        row = self._read("SELECT version, json, html FROM boards WHERE name = ?", name).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]), str(row[2]))
+
+    def versions(self) -> dict[str, int]:
+        """Each published board's version."""
+        rows = self._read("SELECT name, version FROM boards ORDER BY name").fetchall()
+        return {str(name): int(version) for name, version in rows}
+
+    def queue(self) -> dict[str, int]:
+        """How many submissions wait for a worker and how many are being judged."""
+        rows = self._read(
+            "SELECT status, count(*) FROM submissions WHERE status IN ('queued', 'scoring')"
+            " GROUP BY status"
+        ).fetchall()
+        return {"queued": 0, "scoring": 0} | {str(k): int(n) for k, n in rows}
 
     @staticmethod
     def _entry(row: tuple[Any, ...]) -> Entry:
@@ -334,21 +549,28 @@ class SqlStore:
         row = self._read(f"{_ENTRY} WHERE s.id = ?", id).fetchone()
         return None if row is None else self._entry(row)
 
-    def entries(self, team: int | None = None) -> list[Entry]:
-        """Every submission (of one team), oldest first."""
-        if team is None:
-            rows = self._read(f"{_ENTRY} ORDER BY s.id").fetchall()
-        else:
-            rows = self._read(f"{_ENTRY} WHERE s.team = ? ORDER BY s.id", team).fetchall()
+    def entries(self, team: int | None = None, *, on_board: bool = False) -> list[Entry]:
+        """Every submission (of one team; `on_board`: on the boards only), oldest first."""
+        where = [ON_BOARD] if on_board else []
+        where += [] if team is None else ["s.team = ?"]
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        args = () if team is None else (team,)
+        rows = self._read(f"{_ENTRY}{clause} ORDER BY s.id", *args).fetchall()
         return [self._entry(row) for row in rows]
 
-    def set_picks(self, team: int, ids: list[int], most: int, now: datetime) -> list[int]:
-        """Make `ids` the team's picks, all or nothing: each must be its own scored one."""
+    def set_picks(
+        self, team: int, ids: list[int], most: int, *, end: datetime | None = None
+    ) -> list[int]:
+        """Make `ids` the team's picks, all or nothing: each must be its own scored one.
+        Picks close at the end, and at the reveal, judged in the transaction."""
         chosen = sorted(set(ids))
         if len(chosen) > most:
             raise PickError("too_many", f"{len(chosen)} picks; at most {most} are allowed")
         with self._write() as db:
             self._lock_team(db, team)
+            now = self.clock()
+            if self.closed(partial(self._run, db), now, end):
+                raise PickError("competition_ended", "picks are closed: the competition ended")
             for ident in chosen:
                 row = self._run(
                     db, "SELECT status FROM submissions WHERE id = ? AND team = ?", ident, team

@@ -8,17 +8,22 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
-from scorer.serve.sql import SqlStore
+from scorer.serve.sql import SqlStore, StoreUnavailable
 from scorer.serve.store import Limits, tables
 
 #: How long a writer waits for another's transaction before SQLite gives up (milliseconds).
 BUSY_MS = 30_000
 
+#: SQLite's result codes for a write the system refuses for now, which may succeed later:
+#: busy or locked past the timeout, a full disk (SQLITE_FULL), an I/O error.
+_AWAY = frozenset({5, 6, 10, 13})
+
 #: The tables, and the triggers that keep the audit log append-only.
 SCHEMA = (
-    tables("INTEGER PRIMARY KEY")
+    tables("INTEGER PRIMARY KEY", "BLOB")
     + """
 CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
 BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
@@ -52,13 +57,29 @@ class SqliteStore(SqlStore):
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         db = self._db()
-        db.execute("BEGIN IMMEDIATE")
         try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode & 0xFF in _AWAY:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise StoreUnavailable(f"the store cannot be written now: {exc}") from None
             raise
-        db.execute("COMMIT")
 
     def _taken(self, exc: Exception) -> bool:
         return isinstance(exc, sqlite3.IntegrityError)
+
+    def recover(self, now: datetime) -> int:
+        """Every job left `scoring`: a SQLite store has one server, and it is starting."""
+        return self.requeue_stale()
+
+    def upload_file(self, submission: int, path: str, scratch: Path) -> Path:
+        """An upload's file, where the server's folder keeps it (no copy)."""
+        return self.path.parent / path

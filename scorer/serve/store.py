@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
+
+
+def utc() -> datetime:
+    """Server time: the only time a submission is ever given."""
+    return datetime.now(UTC)
 
 
 class Status(StrEnum):
@@ -69,11 +74,12 @@ class Quota:
 
 @dataclass(frozen=True)
 class Decision:
-    """What `accept_upload` decided: the new submission's id (None when a limit refused it)
-    and the team's quota after it."""
+    """What `accept_upload` decided: the new submission's id and the team's quota after it;
+    or, when it was refused, no id and why (`refused`: `competition_ended`, or the limit)."""
 
     id: int | None
     quota: Quota
+    refused: str | None = None
 
 
 def day_start(now: datetime) -> datetime:
@@ -152,9 +158,15 @@ def upload_name(submission: int) -> str:
     return f"submissions/{submission}"
 
 
-def tables(identity: str) -> str:
-    """The tables, their ids declared as a dialect numbers rows itself (`identity`). Times are
-    ISO 8601 UTC text, the same in every database."""
+def tables(identity: str, blob: str) -> str:
+    """The tables, their ids declared as a dialect numbers rows itself (`identity`), bytes as
+    it keeps them (`blob`). Times are ISO 8601 UTC text, the same in every database.
+
+    A submission's verdict is one row of `verdicts`, written whole (its per-user scores in
+    `per_user`) in the transaction that finishes its job: the boards are built from these,
+    and published in `boards`, which is all a web process reads of them. `refusals` counts
+    the uploads refused, a row a team, reason and minute, so that no flood of refusals can
+    grow the audit log."""
     return f"""
 CREATE TABLE IF NOT EXISTS teams (
     id {identity}, name TEXT NOT NULL UNIQUE,
@@ -163,14 +175,29 @@ CREATE TABLE IF NOT EXISTS submissions (
     id {identity}, team BIGINT NOT NULL REFERENCES teams(id),
     submitted_at TEXT NOT NULL, sha256 TEXT NOT NULL, size BIGINT NOT NULL,
     path TEXT NOT NULL, suffix TEXT NOT NULL, status TEXT NOT NULL,
-    public_score DOUBLE PRECISION, report TEXT, counted TEXT, finished_at TEXT,
-    claim TEXT, lease_until TEXT);
+    counted TEXT, finished_at TEXT, claim TEXT, lease_until TEXT);
 CREATE INDEX IF NOT EXISTS submissions_team ON submissions(team, submitted_at);
 CREATE INDEX IF NOT EXISTS submissions_status ON submissions(status, id);
+CREATE TABLE IF NOT EXISTS verdicts (
+    submission BIGINT PRIMARY KEY REFERENCES submissions(id),
+    solution_hash TEXT NOT NULL, scorer_version TEXT NOT NULL, config TEXT NOT NULL,
+    status TEXT NOT NULL, content_hash TEXT NOT NULL,
+    overall DOUBLE PRECISION, public DOUBLE PRECISION, private DOUBLE PRECISION,
+    scores TEXT, error TEXT, seconds DOUBLE PRECISION NOT NULL, judged_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS verdicts_content ON verdicts(content_hash);
+CREATE TABLE IF NOT EXISTS per_user (
+    submission BIGINT NOT NULL REFERENCES submissions(id), split TEXT NOT NULL,
+    scores {blob} NOT NULL, PRIMARY KEY (submission, split));
 CREATE TABLE IF NOT EXISTS picks (
     team BIGINT NOT NULL REFERENCES teams(id),
     submission BIGINT NOT NULL REFERENCES submissions(id), PRIMARY KEY (team, submission));
+CREATE TABLE IF NOT EXISTS boards (
+    name TEXT PRIMARY KEY, version BIGINT NOT NULL, as_of TEXT NOT NULL,
+    json TEXT NOT NULL, html TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS audit (
     id {identity}, at TEXT NOT NULL, event TEXT NOT NULL, detail TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS refusals (
+    team BIGINT NOT NULL, reason TEXT NOT NULL, minute TEXT NOT NULL,
+    count BIGINT NOT NULL, PRIMARY KEY (team, reason, minute));
 """

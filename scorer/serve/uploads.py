@@ -37,6 +37,11 @@ FIELD = b"file"
 #: The most bytes kept of any other field.
 FIELD_BYTES = 1024
 
+#: The most bytes of a body that are not the file's: every part's headers and every other
+#: field, counted together, on every route. Past it the body is refused at once, so that no
+#: number of fields or headers, however small each, grows the server's memory.
+FIELDS_BYTES = 64 * 1024
+
 
 class UploadError(Exception):
     """An upload that is not one: `status` is the HTTP status, `code` the error's code."""
@@ -160,6 +165,8 @@ class _Part:
         self._headers: dict[bytes, bytes] = {}
         self._is_file = False
         self._name = ""
+        #: Bytes of the body that were not the file's (`_spend`).
+        self.spent = 0
         #: The body's other fields (the page's form sends the token as one).
         self.fields: dict[str, bytes] = {}
 
@@ -177,11 +184,23 @@ class _Part:
     def _begin(self) -> None:
         self._headers, self._is_file = {}, False
 
+    def _spend(self, count: int) -> bool:
+        """Count `count` bytes that are not the file's; False (and the body refused) past
+        `FIELDS_BYTES`."""
+        self.spent += count
+        if self.spent > FIELDS_BYTES and self.error is None:
+            self.error = UploadError(
+                413, "fields_too_large", f"the form's fields are over {FIELDS_BYTES:,} bytes"
+            )
+        return self.error is None
+
     def _header_field(self, data: bytes, start: int, end: int) -> None:
-        self._field += data[start:end]
+        if self._spend(end - start):
+            self._field += data[start:end]
 
     def _header_value(self, data: bytes, start: int, end: int) -> None:
-        self._value += data[start:end]
+        if self._spend(end - start):
+            self._value += data[start:end]
 
     def _header_end(self) -> None:
         self._headers[self._field.lower()] = self._value
@@ -201,14 +220,20 @@ class _Part:
             except Exception as exc:  # the caller's refusal: `receive` raises it
                 self.error = exc
                 return
+        given = options.get(b"filename", b"").decode("utf-8", "replace")
+        if not given.strip():
+            self.error = UploadError(400, "no_file_name", "the file part has no file name")
+            return
         self._is_file = True
-        name = stored_name(options.get(b"filename", b"").decode("utf-8", "replace"))
+        name = stored_name(given)
         self.target, self.suffix = self.home / name, suffix_of(name)
         fd = os.open(self.target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         self.handle = os.fdopen(fd, "wb")
 
     def _data(self, data: bytes, start: int, end: int) -> None:
         if not self._is_file and self.error is None:
+            if not self._spend(end - start):
+                return
             value = self.fields.get(self._name, b"") + data[start:end]
             if len(value) > FIELD_BYTES:
                 self.error = UploadError(
@@ -224,7 +249,12 @@ class _Part:
             return
         piece = memoryview(data)[start:end]
         self.hashed.update(piece)
-        self.handle.write(piece)
+        try:
+            self.handle.write(piece)
+        except OSError as exc:  # a full disk: the upload is refused, whole, and said why
+            self.error = UploadError(
+                507, "no_room", f"the server cannot keep the upload now ({exc.strerror})"
+            )
 
     def _end(self) -> None:
         if self._is_file:
@@ -238,11 +268,16 @@ class _Part:
             raise self.error
         if self.handle is None or not self.done:
             raise UploadError(400, "no_file", "expected the file in a form field named 'file'")
-        self.handle.flush()
-        os.fsync(self.handle.fileno())
-        self.handle.close()
-        _sync_folder(self.home)
-        _sync_folder(self.home.parent)
+        try:
+            self.handle.flush()
+            os.fsync(self.handle.fileno())
+            self.handle.close()
+            _sync_folder(self.home)
+            _sync_folder(self.home.parent)
+        except OSError as exc:
+            raise UploadError(
+                507, "no_room", f"the server cannot keep the upload now ({exc.strerror})"
+            ) from None
 
     def discard(self) -> None:
         if self.handle is not None:

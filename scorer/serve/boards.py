@@ -1,0 +1,148 @@
+"""A server's boards: built from the verdicts its store holds, by the same code as `scorer
+leaderboard show` (`leaderboard.boards.build`, over `Verdicts`), and published in the store,
+where every web process reads them as they were built.
+
+Only a process that judges builds them (it holds the solution's role): a web process reads
+the published JSON and HTML, never a per-user score, so that before the reveal nothing it
+can read tells a user's split. Before the reveal only the public boards are built; a freeze
+set, they hold the submissions made before it (before the freeze that is every one)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Iterable
+from datetime import datetime
+
+import numpy as np
+
+from scorer.competition import Competition, Split
+from scorer.leaderboard.boards import Boards, Phase, build, iso
+from scorer.leaderboard.page import boards_html
+from scorer.leaderboard.render import render
+from scorer.leaderboard.store import Fingerprint, Record, Run
+from scorer.serve.sql import SqlStore, StoreUnavailable
+
+#: How often a publisher looks for a change when nobody wakes it (seconds).
+IDLE = 1.0
+
+#: The longest a publisher rests after a build, in seconds. It rests four times as long as
+#: the build took (at most this): boards of a million users take seconds to build, and built
+#: at every verdict they took most of a core (bench/SERVE.md); small ones are built at once.
+EVERY = 5.0
+
+
+class Verdicts:
+    """A server's store as the boards read a leaderboard's (`leaderboard.boards.Source`):
+    the submissions on the boards, each with its verdict, as of the store's `change`."""
+
+    def __init__(
+        self,
+        store: SqlStore,
+        competition: Competition,
+        fingerprint: Fingerprint,
+        change: tuple[int, datetime | None],
+    ) -> None:
+        self.store, self.rules, self.fingerprint = store, competition, fingerprint
+        self.change = change
+
+    def published(self) -> Run | None:
+        ident, at = self.change
+        if at is None:
+            return None
+        return Run(ident, self.fingerprint, at, at, 0, 0)
+
+    def unfinished(self) -> Run | None:
+        return None  # a verdict is on the boards as soon as they are built again
+
+    def records(self, *, private: bool = True) -> list[Record]:
+        return self.store.records(private=private)
+
+    def per_user(self, idents: Iterable[int], split: Split) -> dict[int, np.ndarray]:
+        return self.store.per_user(list(idents), split)
+
+    def competition(self) -> Competition:
+        return self.rules
+
+
+class Nothing(Verdicts):
+    """No verdict yet: the boards a web process shows before the first are published."""
+
+    def records(self, *, private: bool = True) -> list[Record]:
+        return []
+
+
+#: The fingerprint of boards built where the solution is not at hand (its hash unknown):
+#: only a stale board's note reads a fingerprint, and a server's boards are never stale.
+UNKNOWN = Fingerprint("", "", "{}")
+
+
+def empty(store: SqlStore, competition: Competition, phase: Phase) -> Boards:
+    """The boards of a competition without a verdict."""
+    return build(Nothing(store, competition, UNKNOWN, (0, None)), phase)
+
+
+def current(
+    store: SqlStore, competition: Competition, phase: Phase, freeze: datetime | None
+) -> Boards:
+    """The boards of the store's verdicts now, as a worker publishes them next (`scorer
+    serve show`: the organiser's, who may read the final ones before the reveal)."""
+    source = Verdicts(store, competition, UNKNOWN, store.last_change())
+    return build(source, phase, before=_frozen(store, phase, freeze))
+
+
+def _frozen(store: SqlStore, phase: Phase, freeze: datetime | None) -> datetime | None:
+    """Where the public boards stop: at the freeze, until the reveal."""
+    if phase is Phase.PUBLIC and store.revealed() is None:
+        return freeze
+    return None
+
+
+class Publisher:
+    """Builds and publishes the boards whenever a verdict, the picks or the reveal changed
+    them, in a thread of its own: `start`, `nudge`, `stop` (or `run` until `cancel`)."""
+
+    def __init__(
+        self,
+        store: SqlStore,
+        competition: Competition,
+        fingerprint: Fingerprint,
+        freeze: datetime | None,
+        cancel: threading.Event,
+    ) -> None:
+        self.store, self.competition, self.fingerprint = store, competition, fingerprint
+        self.freeze, self.cancel = freeze, cancel
+        self._wake = threading.Event()
+
+    def nudge(self) -> None:
+        self._wake.set()
+
+    def run(self) -> None:
+        seen = -1
+        while not self.cancel.is_set():
+            self._wake.clear()
+            try:
+                change = self.store.last_change()
+                if change[0] != seen or not self.store.versions():
+                    started = time.monotonic()
+                    self.publish(change)
+                    seen = change[0]
+                    self.cancel.wait(min(EVERY, 4 * (time.monotonic() - started)))
+            except StoreUnavailable as exc:  # the database away: tried again
+                print(f"scorer serve: cannot reach the database ({exc})", file=sys.stderr)
+            except Exception:  # a full disk, a bug: told, tried again
+                traceback.print_exc(file=sys.stderr)
+            self._wake.wait(IDLE)
+
+    def publish(self, change: tuple[int, datetime | None]) -> None:
+        """Build the boards of the store as of `change` and publish them: the public ones
+        (frozen, before the reveal, at the freeze), and after the reveal the final ones."""
+        source = Verdicts(self.store, self.competition, self.fingerprint, change)
+        revealed = self.store.revealed() is not None
+        as_of = "" if change[1] is None else iso(change[1])
+        for phase in (Phase.PUBLIC, Phase.FINAL) if revealed else (Phase.PUBLIC,):
+            boards = build(source, phase, before=_frozen(self.store, phase, self.freeze))
+            html = "\n".join(boards_html(boards))
+            self.store.publish(str(phase), change[0], as_of, render(boards, "json"), html)
