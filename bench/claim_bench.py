@@ -33,9 +33,10 @@ NOW = datetime(2027, 1, 1, tzinfo=UTC)
 
 def queue(store: SqlStore, jobs: int) -> None:
     """`jobs` queued uploads of 20 teams, as the web processes accept them."""
-    teams = [store.add_team(f"team {n}", f"{n:064x}", NOW) for n in range(20)]
+    store.clock = lambda: NOW
+    teams = [store.add_team(f"team {n}", f"{n:064x}") for n in range(20)]
     for n in range(jobs):
-        store.accept_upload(teams[n % 20], NOW, f"{n:064x}", 1, f"uploads/{n}")
+        store.accept_upload(teams[n % 20], f"{n:064x}", 1, f"uploads/{n}")
 
 
 def claims(store: SqlStore) -> list[float]:

@@ -19,6 +19,7 @@ import scorer
 from scorer.competition import LOST_ITEMS, EmptyUsers, Split
 from scorer.errors import MAX_EXAMPLES, Failure, HostError, Report, UsageError, error_object
 from scorer.leaderboard import batch, worker
+from scorer.leaderboard import truth as judged_against
 from scorer.leaderboard.boards import Phase, Pick, load
 from scorer.leaderboard.confidence import RESAMPLES
 from scorer.leaderboard.demo import make_demo
@@ -126,7 +127,7 @@ def test_a_rule_change_rescores_everything(
         frame = pl.read_csv(copy / "solution.csv")
         frame.reverse().write_csv(copy / "solution.csv")
     elif change == "version":
-        monkeypatch.setattr(batch, "__version__", "99.0")
+        monkeypatch.setattr(judged_against, "__version__", "99.0")  # the fingerprint's
     elif change == "option":
         options["no_lost"] = "exclude"
     else:  # the spec's own empty-user rule, no option given

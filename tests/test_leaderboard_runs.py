@@ -19,7 +19,7 @@ import scorer
 from scorer.cli import app
 from scorer.competition import LOST_ITEMS
 from scorer.errors import Code
-from scorer.leaderboard import batch, worker
+from scorer.leaderboard import batch, truth, worker
 from scorer.leaderboard.batch import SolutionMismatch
 from scorer.leaderboard.boards import Phase, load, staleness
 from scorer.leaderboard.demo import make_demo
@@ -160,7 +160,7 @@ def test_during_a_rescore_the_previous_boards_are_shown_stale(
     if change == "solution":  # the same pairs in another order: other bytes, another hash
         pl.read_csv(copy / "solution.csv").reverse().write_csv(copy / "solution.csv")
     elif change == "version":
-        monkeypatch.setattr(batch, "__version__", "99.0")
+        monkeypatch.setattr(truth, "__version__", "99.0")  # the fingerprint's
     elif change == "option":
         options["no_lost"] = "exclude"
     else:

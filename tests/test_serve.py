@@ -4,6 +4,7 @@ throwaway cluster (skipped, with the reason, where none can be started)."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -18,8 +19,9 @@ from scorer.competition import Split
 from scorer.leaderboard.runs import Saved
 from scorer.leaderboard.schema import Status as Judged
 from scorer.leaderboard.store import Fingerprint
-from scorer.serve.postgres import CHUNK, PostgresStore
-from scorer.serve.sql import SqlStore, TeamTaken
+from scorer.serve.postgres import CHUNK, PostgresStore, Tampered
+from scorer.serve.sql import SqlStore
+from scorer.serve.sqlcore import TeamTaken
 from scorer.serve.sqlite import SqliteStore
 from scorer.serve.store import (
     Counted,
@@ -44,7 +46,13 @@ def opens(request: pytest.FixtureRequest, tmp_path: Path) -> Opens:
     if request.param == "sqlite":
         return lambda limits: SqliteStore(tmp_path / "serve.db", limits)
     url = new_database(request.getfixturevalue("postgres"))
-    return lambda limits: PostgresStore(url, limits)
+    return lambda limits: limited(PostgresStore(url, limits))
+
+
+def limited(store: PostgresStore) -> PostgresStore:
+    """A PostgreSQL store whose database enforces its limits (as `init` shares them)."""
+    store.put_limits()
+    return store
 
 
 def accept(
@@ -75,7 +83,7 @@ def done(
 
 def store_with_team(opens: Opens, limits: Limits) -> tuple[SqlStore, int]:
     store = opens(limits)
-    return store, store.add_team("alpha", digest(new_token()), NOW)
+    return store, store.add_team("alpha", digest(new_token()))
 
 
 def test_tokens_are_random_and_stored_as_their_digest() -> None:
@@ -89,12 +97,12 @@ def test_tokens_are_random_and_stored_as_their_digest() -> None:
 def test_a_token_finds_its_team_and_an_unknown_one_none(opens: Opens) -> None:
     store = opens(Limits())
     token = new_token()
-    team = store.add_team("alpha", digest(token), NOW)
+    team = store.add_team("alpha", digest(token))
     found = store.team_of(digest(token))
     assert found is not None and (found.id, found.name) == (team, "alpha")
     assert store.team_of(digest(new_token())) is None
     with pytest.raises(TeamTaken):
-        store.add_team("alpha", digest(new_token()), NOW)
+        store.add_team("alpha", digest(new_token()))
 
 
 def test_fifty_concurrent_uploads_against_a_limit_of_five_accept_exactly_five(opens: Opens) -> None:
@@ -177,20 +185,20 @@ def test_a_job_left_scoring_is_queued_again_and_finished_once(opens: Opens) -> N
 
 def test_picks_are_the_team_s_own_scored_submissions_all_or_nothing(opens: Opens) -> None:
     store, team = store_with_team(opens, Limits(daily=None))
-    other = store.add_team("beta", digest(new_token()), NOW)
+    other = store.add_team("beta", digest(new_token()))
     ids = [accept(store, team, NOW, c * 64, 1, f"u/{c}").id for c in "abc"]
     theirs = accept(store, other, NOW, "d" * 64, 1, "u/d").id
     for job in store.claim_jobs(NOW, 10):
         status = Status.REJECTED if job.id == ids[2] else Status.SCORED
         done(store, job, status, 0.1, Counted.DAILY)
-    assert store.set_picks(team, [ids[1], ids[0], ids[0]], 2) == sorted(ids[:2])
+    assert store.set_picks(team, [ids[1], ids[0], ids[0]]) == sorted(ids[:2])
     for wrong, code in [
         ([ids[0], ids[1], theirs], "too_many"),
         ([theirs], "not_yours"),
         ([ids[2]], "not_scored"),
     ]:
         with pytest.raises(PickError) as refused:
-            store.set_picks(team, wrong, 2)  # type: ignore[arg-type]
+            store.set_picks(team, wrong)  # type: ignore[arg-type]
         assert refused.value.code == code
     assert [e.id for e in store.entries(team) if e.selected] == sorted(ids[:2])
 
@@ -206,8 +214,11 @@ def test_the_audit_log_is_append_only(opens: Opens) -> None:
 def test_the_reveal_happens_once(opens: Opens) -> None:
     store, _ = store_with_team(opens, Limits())
     assert store.revealed() is None
-    first = store.reveal(NOW)
-    assert store.reveal(NOW + timedelta(hours=1)) == first == NOW.isoformat()
+    store.clock = lambda: NOW
+    first = store.reveal()
+    store.clock = lambda: NOW + timedelta(hours=1)
+    assert store.reveal() == first
+    assert datetime.fromisoformat(first) == NOW
     assert [row["event"] for row in store.audit()].count("reveal") == 1
 
 
@@ -290,19 +301,19 @@ def test_a_stopping_worker_releases_only_the_jobs_its_claim_holds(opens: Opens) 
     changed, _ = store.last_change()
     accept(store, team, NOW, "f" * 64, 1, "u/f")
     assert store.last_change()[0] == changed > 0
-    store.set_picks(team, [mine[0].id], 2)
+    store.set_picks(team, [mine[0].id])
     assert store.last_change()[0] > changed
 
 
 @pytest.fixture
 def postgresql(postgres: str) -> PostgresStore:
-    return PostgresStore(new_database(postgres), Limits(daily=None))
+    return limited(PostgresStore(new_database(postgres), Limits(daily=None)))
 
 
 def test_the_database_keeps_an_upload_in_the_transaction_that_accepts_it(
     postgresql: PostgresStore, tmp_path: Path
 ) -> None:
-    team = postgresql.add_team("alpha", digest(new_token()), NOW)
+    team = postgresql.add_team("alpha", digest(new_token()))
     source = tmp_path / "big.csv"
     source.write_bytes(bytes(range(256)) * (CHUNK * 5 // 2 // 256) + b"tail")  # 2.5 chunks
     decision = accept(postgresql, team, NOW, "a" * 64, 1, "u/a", source=source)
@@ -312,7 +323,7 @@ def test_the_database_keeps_an_upload_in_the_transaction_that_accepts_it(
     assert back.read_bytes() == source.read_bytes()
     assert not postgresql.fetch("submissions/999", tmp_path / "none")
     # a refused upload keeps nothing
-    full = PostgresStore(postgresql.url, Limits(daily=1))
+    full = limited(PostgresStore(postgresql.url, Limits(daily=1)))
     assert accept(full, team, NOW, "b" * 64, 1, "u/b", source=source).id is None
     assert not full.fetch(upload_name(decision.id + 1), tmp_path / "none")
 
@@ -373,14 +384,14 @@ def test_an_upload_is_dated_and_judged_when_its_body_is_whole(opens: Opens) -> N
     """Its time is read in the transaction that accepts it: a body still arriving at the end
     is refused, kept nowhere and counted nowhere; bodies begun on days 1 and 2 and whole on
     day 3 count on day 3."""
-    store, team = store_with_team(opens, Limits(daily=3, rejected=None))
     end = NOW + timedelta(days=3)
+    store, team = store_with_team(opens, Limits(daily=3, rejected=None, end=end))
     day3 = NOW + timedelta(days=2)
-    decisions = [accept(store, team, day3, f"{n:064x}", 1, f"u/{n}", end=end) for n in range(9)]
+    decisions = [accept(store, team, day3, f"{n:064x}", 1, f"u/{n}") for n in range(9)]
     assert [d.id is not None for d in decisions] == [True] * 3 + [False] * 6
     assert {d.refused for d in decisions[3:]} == {"daily_limit"}
     assert {e.submitted_at for e in store.entries()} == {day3}
-    late = accept(store, team, end, "f" * 64, 1, "u/late", end=end)
+    late = accept(store, team, end, "f" * 64, 1, "u/late")
     assert (late.id, late.refused) == (None, "competition_ended")
     assert len(store.entries()) == 3
     assert [row["event"] for row in store.audit()].count("upload") == 3
@@ -391,22 +402,23 @@ def test_the_reveal_closes_uploads_and_picks_with_or_without_an_end(opens: Opens
     first = accept(store, team, NOW, "a" * 64, 1, "u/a")
     (job,) = store.claim_jobs(NOW, 1)
     assert first.id is not None and done(store, job, Status.SCORED, 0.1, Counted.DAILY)
-    assert store.set_picks(team, [first.id], 2) == [first.id]
-    store.reveal(NOW)
+    assert store.set_picks(team, [first.id]) == [first.id]
+    store.reveal()
     refused = accept(store, team, NOW, "b" * 64, 1, "u/b")
     assert (refused.id, refused.refused) == (None, "competition_ended")
     with pytest.raises(PickError) as closed:
-        store.set_picks(team, [], 2)
+        store.set_picks(team, [])
     assert closed.value.code == "competition_ended"
     assert [e.id for e in store.entries(team) if e.selected] == [first.id]
 
 
 def test_picks_close_at_the_end_judged_in_their_transaction(opens: Opens) -> None:
-    store, team = store_with_team(opens, Limits(daily=None))
+    store, team = store_with_team(opens, Limits(end=NOW + timedelta(seconds=1)))
     store.clock = lambda: NOW
-    assert store.set_picks(team, [], 2, end=NOW + timedelta(seconds=1)) == []
+    assert store.set_picks(team, []) == []
+    store.clock = lambda: NOW + timedelta(seconds=1)
     with pytest.raises(PickError) as closed:
-        store.set_picks(team, [], 2, end=NOW)
+        store.set_picks(team, [])
     assert closed.value.code == "competition_ended"
 
 
@@ -414,7 +426,7 @@ def test_jobs_are_claimed_round_robin_by_team(opens: Opens) -> None:
     """One team's queue never holds back another's: each team's first in line, then each
     one's second, a team's job being judged counted as ahead of its queued ones."""
     store, alpha = store_with_team(opens, Limits(daily=None))
-    beta = store.add_team("beta", digest(new_token()), NOW)
+    beta = store.add_team("beta", digest(new_token()))
     a = [accept(store, alpha, NOW, f"a{n:063x}", 1, f"u/a{n}").id for n in range(3)]
     b = [accept(store, beta, NOW, f"b{n:063x}", 1, f"u/b{n}").id for n in range(2)]
     (held,) = store.claim_jobs(NOW, 1)
@@ -427,9 +439,11 @@ def test_jobs_are_claimed_round_robin_by_team(opens: Opens) -> None:
 def test_refusals_are_counted_a_row_a_team_reason_and_minute(opens: Opens) -> None:
     store, team = store_with_team(opens, Limits())
     for second in range(60):
-        store.refuse_upload(team, NOW + timedelta(seconds=second), "daily_limit")
-    store.refuse_upload(team, NOW, "too_large")
-    store.refuse_upload(team, NOW + timedelta(minutes=1), "daily_limit")
+        store.clock = lambda second=second: NOW + timedelta(seconds=second)  # type: ignore[misc]
+        store.refuse_upload(team, "daily_limit")
+    store.refuse_upload(team, "too_large")
+    store.clock = lambda: NOW + timedelta(minutes=1)
+    store.refuse_upload(team, "daily_limit")
     minute = NOW.isoformat()
     assert store.refusals() == [
         {"team": "alpha", "reason": "daily_limit", "minute": minute, "count": 60},
@@ -442,3 +456,22 @@ def test_refusals_are_counted_a_row_a_team_reason_and_minute(opens: Opens) -> No
         },
     ]
     assert [row["event"] for row in store.audit()] == ["team_added"]  # the log is not flooded
+
+
+def test_an_upload_whose_bytes_changed_in_the_database_is_not_judged(
+    postgresql: PostgresStore, tmp_path: Path
+) -> None:
+    """A worker judges the bytes an upload was accepted with, or none: a web role broken into
+    cannot write them, and a change made all the same is found by their sha256."""
+    team = postgresql.add_team("alpha", digest(new_token()))
+    source = tmp_path / "a.csv"
+    source.write_bytes(b"user_id,edition_id,rank\n")
+    sha = hashlib.sha256(source.read_bytes()).hexdigest()
+    decision = accept(postgresql, team, NOW, sha, 1, "u/x/a.csv", source=source)
+    assert decision.id is not None
+    found = postgresql.upload_file(decision.id, "u/x/a.csv", sha, tmp_path)
+    assert found.read_bytes() == source.read_bytes()
+    with postgresql._write() as db:
+        db.execute("UPDATE files SET data = 'x'::bytea WHERE name LIKE 'submissions/%'")
+    with pytest.raises(Tampered, match="not those it was accepted with"):
+        postgresql.upload_file(decision.id, "u/x/a.csv", sha, tmp_path)

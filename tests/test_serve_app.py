@@ -18,7 +18,7 @@ from serve_live import SAMPLE, SOLUTION
 from scorer.serve import site
 from scorer.serve.app import HEADERS, build
 from scorer.serve.server import Server
-from scorer.serve.sql import StoreUnavailable
+from scorer.serve.sqlcore import StoreUnavailable
 from scorer.serve.uploads import stored_name, suffix_of
 
 
@@ -26,7 +26,7 @@ from scorer.serve.uploads import stored_name, suffix_of
 def made(tmp_path: Path) -> tuple[Server, str]:
     folder = tmp_path / "srv"
     site.init(folder, SOLUTION, settings=site.Settings(title="t"))
-    token = site.add_team(folder, "alpha", datetime.now(UTC))
+    token = site.add_team(folder, "alpha")
     return Server(folder, max_upload=SAMPLE.stat().st_size + 10), token
 
 
@@ -190,6 +190,7 @@ def test_a_body_whole_only_after_the_end_is_refused_kept_nowhere_counted_nowhere
     server, token = made
     end = datetime.now(UTC) + timedelta(hours=1)
     server.settings = dataclasses.replace(server.settings, end=end.isoformat())
+    server.store.limits = server.settings.limits  # as a server started with --end has them
     server.store.clock = lambda: end  # the body's last byte arrives at the end
     files = {"file": ("a.csv", SAMPLE.read_bytes())}
     answer = ask(server, "POST", "/api/v1/submissions", files=files, headers=bearer(token))

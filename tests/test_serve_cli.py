@@ -190,6 +190,32 @@ def test_run_and_worker_refuse_what_they_cannot_serve(tmp_path: Path, postgres: 
         assert "Traceback" not in done.output  # type: ignore[attr-defined]
 
 
+#: What a web role may not do, however its process is broken into: write a table but through
+#: the functions that hold the rules, or read a per-user score, a private score or the split.
+WEB_ROLE_DENIED = (
+    "UPDATE verdicts SET status = 'scored'",
+    "SELECT private FROM verdicts",
+    "SELECT overall FROM verdicts",
+    "SELECT scores FROM verdicts",
+    "SELECT count(*) FROM per_user",
+    "UPDATE submissions SET status = 'queued'",
+    "INSERT INTO submissions (team, submitted_at, sha256, size, path, suffix, status)"
+    " VALUES (1, 'x', 'x', 1, 'x', '', 'queued')",
+    "DELETE FROM submissions",
+    "UPDATE state SET value = '{}'",
+    "INSERT INTO state VALUES ('revealed_at', 'x')",
+    "UPDATE teams SET revoked = 0",
+    "INSERT INTO picks VALUES (1, 1)",
+    "DELETE FROM picks",
+    "UPDATE files SET data = ''",
+    "INSERT INTO files VALUES ('submissions/1', 9, '')",
+    "DELETE FROM files",
+    "INSERT INTO audit (at, event, detail) VALUES ('x', 'x', '{}')",
+    "INSERT INTO refusals VALUES (1, 'x', 'x', 1)",
+    "UPDATE boards SET json = ''",
+)
+
+
 def test_a_web_role_serves_the_competition_and_never_reads_the_solution(
     tmp_path: Path, postgres: str
 ) -> None:
@@ -216,8 +242,27 @@ def test_a_web_role_serves_the_competition_and_never_reads_the_solution(
     assert site.from_database(web, tmp_path / "web") == replace(organiser, db=web)
     with psycopg.connect(web) as db, pytest.raises(psycopg.errors.InsufficientPrivilege):
         db.execute("SELECT count(*) FROM hidden")
-    with psycopg.connect(web) as db, pytest.raises(psycopg.errors.InsufficientPrivilege):
-        db.execute("UPDATE verdicts SET status = 'scored'")  # nor writes a verdict
+    for denied in WEB_ROLE_DENIED:  # held by the database, not by the web process's code
+        with psycopg.connect(web) as db, pytest.raises(psycopg.errors.InsufficientPrivilege):
+            db.execute(denied)
+    organiser_store = site.postgres(site.store_of(tmp_path / "srv"))
+    team = organiser_store.add_team("alpha", digest("t"))
+    kept = organiser_store.accept_upload(team, "a" * 64, 1, "uploads/x/a.csv", ".csv", SOLUTION)
+    assert kept.id is not None
+    with psycopg.connect(web, autocommit=True) as db:
+        # another team's upload is not a row it can read; its own chunks it cannot read back
+        assert db.execute("SELECT count(*) FROM files").fetchone() == (1,)  # the targets
+        db.execute("SELECT set_config('scorer.clock', '2000-01-01T00:00:00+00:00', false)")
+        accepted = [  # within the limits, judged by the database with its own clock
+            db.execute(
+                "SELECT * FROM accept_upload(%s, %s, 1, 'u/x/b.csv', '.csv', '')", (team, sha)
+            ).fetchone()
+            for sha in ("b" * 64, "c" * 64, "d" * 64, "e" * 64, "f" * 64)
+        ]
+        assert [refused for _, refused, _ in accepted] == [None] * 4 + ["daily_limit"]
+        assert all(not at.startswith("2000") for _, _, at in accepted)  # the clock is its own
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            db.execute("SELECT scorer_now()")
     for args in (["worker", "--db", web], ["run", "--db", web]):  # a worker, in-process or not
         refused = serve(*args)
         assert refused.exit_code == 2, refused.output  # type: ignore[attr-defined]

@@ -34,21 +34,24 @@ def forms(value: float) -> list[str]:
 def live(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Live]:
-    """A server on each store: on PostgreSQL its boards are copied from the verdicts its
-    worker wrote whole to the database (`mirror`), and must hide as much."""
+    """A server on each store: its boards are built by its worker from the verdicts the
+    store keeps, and published for the web process, which must hide as much."""
     folder = tmp_path_factory.mktemp("leaks") / "srv"
     db = (
         []
         if request.param == "sqlite"
         else ["--db", new_database(request.getfixturevalue("postgres"))]
     )
-    server = Live(folder, "--title", "<b>Final</b>", *db, teams=tuple(UPLOADS)).start()
-    for team, files in UPLOADS.items():
-        for path in files:
-            server.scored(team, path)
-    server.settle()
-    yield server
-    server.close()
+    server = Live(folder, "--title", "<b>Final</b>", *db, teams=tuple(UPLOADS))
+    try:
+        server.start()
+        for team, files in UPLOADS.items():
+            for path in files:
+                server.scored(team, path)
+        server.settle()
+        yield server
+    finally:  # a setup that failed leaves no server running either
+        server.close()
 
 
 def crawl(live: Live) -> tuple[dict[str, str], set[str]]:

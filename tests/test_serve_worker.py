@@ -5,10 +5,10 @@ sent again reuse that verdict; nothing of a job is left in the worker's folder."
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -50,7 +50,8 @@ def upload(store: SqlStore, folder: Path, team: int, name: str) -> int:
     kept.write_bytes(SAMPLE.read_bytes())
     path = str(kept.relative_to(folder))
     source = kept if store.HOLDS_FILES else None
-    ident = store.accept_upload(team, "a" * 64, kept.stat().st_size, path, ".csv", source).id
+    sha = hashlib.sha256(kept.read_bytes()).hexdigest()
+    ident = store.accept_upload(team, sha, kept.stat().st_size, path, ".csv", source).id
     assert ident is not None
     return ident
 
@@ -59,7 +60,7 @@ def test_a_stopped_worker_hands_its_job_back_and_the_next_keeps_the_verdict_whol
     tmp_path: Path, folder: Path
 ) -> None:
     store = site.store_of(folder)
-    team = store.add_team("alpha", "0" * 64, datetime.now(UTC))
+    team = store.add_team("alpha", "0" * 64)
     ident = upload(store, folder, team, "one")
 
     def worker(name: str, **isolation: object) -> Worker:
@@ -103,7 +104,7 @@ def test_a_stopped_worker_hands_its_job_back_and_the_next_keeps_the_verdict_whol
     public = json.loads(store.published("public")[1])  # type: ignore[index]
     assert [row["score"] for row in public["public"]["rows"]] == [expected.public]
     assert "private" not in public and store.published("final") is None
-    store.reveal(datetime.now(UTC))
+    store.reveal()
     second.nudge()
     until(lambda: store.versions().get("final") == store.last_change()[0])
     final = json.loads(store.published("final")[1])  # type: ignore[index]

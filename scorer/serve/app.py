@@ -6,12 +6,10 @@ phase read no private score, and no route reads one before `POST /admin/reveal`.
 
 from __future__ import annotations
 
-import json
 import sys
 import traceback
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +25,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scorer.errors import ScorerError
 from scorer.leaderboard.boards import Phase, iso
+from scorer.serve.intake import json_body, take
 from scorer.serve.server import ServeError, Server
-from scorer.serve.sql import StoreUnavailable
-from scorer.serve.store import Entry, PickError, Quota, Team, utc
-from scorer.serve.uploads import FIELDS_BYTES, Upload, UploadError, too_large
+from scorer.serve.sqlcore import StoreUnavailable
+from scorer.serve.store import Entry, PickError, Quota, utc
+from scorer.serve.uploads import UploadError
 
 
 def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
@@ -79,67 +78,6 @@ def ident(text: str) -> int:
     if text.isascii() and text.isdigit() and len(text) <= 19 and int(text) <= BIGGEST:
         return int(text)
     return -1
-
-
-async def small_body(request: Request, most: int = FIELDS_BYTES) -> bytes:
-    """A request's body, when it is at most `most` bytes (a form's fields, a JSON object);
-    a larger one is refused as soon as it is, never read whole."""
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > most:
-            raise ServeError(413, "too_large", f"the request's body is over {most:,} bytes")
-    return bytes(body)
-
-
-async def json_body(request: Request) -> Any:
-    """A request's small JSON body, or None when it is not JSON."""
-    try:
-        return json.loads(await small_body(request))
-    except ValueError:
-        return None
-
-
-@dataclass(frozen=True)
-class Taken:
-    """An upload accepted: its team, the token it came with, its id and the team's quota."""
-
-    team: Team
-    token: str
-    id: int
-    quota: Quota
-
-
-async def take(server: Server, request: Request, token: str | None) -> Taken:
-    """The one upload handler, behind the API and the page's form: the team (by `token`,
-    or, from a form, by the token field sent before the file), the upload received whole,
-    then accepted, or refused and counted among the refusals. Its time is when its body is
-    whole and on disk (`Server.accept`)."""
-    teams: list[Team] = []
-
-    def admit(fields: dict[str, str]) -> None:
-        """The team, checked before a byte of its file is kept: one that may upload."""
-        team = server.team(fields.get("token") if token is None else token)
-        server.may_upload(team, utc())
-        teams.append(team)
-
-    if token is not None:  # the API: refused before the body is read
-        await run_in_threadpool(admit, {})
-    length = request.headers.get("content-length", "")
-    try:
-        if length.isdigit() and int(length) > server.max_upload + FIELDS_BYTES:
-            raise too_large(server.max_upload)
-        content_type = request.headers.get("content-type", "")
-        stored: Upload = await server.receive(
-            content_type, request.stream(), admit if token is None else None
-        )
-    except UploadError as exc:
-        if teams:  # a refusal of a team's: counted (a body without a team counts nowhere)
-            await run_in_threadpool(server.refused, teams[0], utc(), exc.code)
-        raise
-    ident, quota = await run_in_threadpool(server.accept, teams[0], stored)
-    given = stored.fields.get("token", "") if token is None else token
-    return Taken(teams[0], given.strip(), ident, quota)
 
 
 def api(server: Server) -> list[Route]:

@@ -23,7 +23,8 @@ from scorer.leaderboard.boards import Boards, Phase, build, iso
 from scorer.leaderboard.page import boards_html
 from scorer.leaderboard.render import render
 from scorer.leaderboard.store import Fingerprint, Record, Run
-from scorer.serve.sql import SqlStore, StoreUnavailable
+from scorer.serve.sql import SqlStore
+from scorer.serve.sqlcore import StoreUnavailable
 
 #: How often a publisher looks for a change when nobody wakes it (seconds).
 IDLE = 1.0

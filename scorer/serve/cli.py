@@ -123,20 +123,19 @@ def team_add(
     --from and --out, every team of a CSV file, their tokens written to a CSV file to print
     as slips."""
     with guarded("serve team add", as_json):
-        now = dt.datetime.now(dt.UTC)
         if (name is None) == (from_file is None):
             raise UsageError("give a team NAME, or --from FILE with --out FILE")
         if name is not None:
             if out is not None and out.exists():
                 raise UsageError(f"--out {out}: exists already; tokens are written to a new file")
-            token = site.add_team(folder, name, now)
+            token = site.add_team(folder, name)
             if out is not None:
                 site.write_private(out, f"{token}\n")
         else:
             if out is None:
                 raise UsageError("--from needs --out FILE, where the tokens go")
             names = site.names_in(from_file)  # type: ignore[arg-type]
-            tokens = [(team, site.add_team(folder, team, now)) for team in names]
+            tokens = [(team, site.add_team(folder, team)) for team in names]
             site.write_tokens(out, tokens)
     if name is None:
         typer.echo(f"Added {len(tokens)} teams; their tokens are in {out}")
@@ -323,7 +322,7 @@ def reveal(folder: Folder) -> None:
     """Reveal the final board: the private scores, on every route and page of the server
     (running or not). It cannot be undone."""
     with guarded("serve reveal", False):
-        site.store_of(folder).reveal(dt.datetime.now(dt.UTC))
+        site.store_of(folder).reveal()
     typer.echo("The final board is revealed: every route and page of the server shows it")
 
 

@@ -28,7 +28,7 @@ def export(folder: Path, out: Path) -> int:
     (out / "submissions").mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="scorer-export-", dir=out) as scratch:
         for entry in entries:  # where the store keeps it, or fetched into `scratch` first
-            kept = store.upload_file(entry.id, entry.path, Path(scratch))
+            kept = store.upload_file(entry.id, entry.path, entry.sha256, Path(scratch))
             shutil.copyfile(kept, out / entry.name)
             if kept.is_relative_to(scratch):
                 kept.unlink()

@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from scorer.competition import Competition, Split
-from scorer.leaderboard.batch import Isolation, Truth, fingerprint_of, planned, split_scores
+from scorer.leaderboard.batch import Isolation
 from scorer.leaderboard.runs import Saved
+from scorer.leaderboard.truth import Truth, fingerprint_of, planned, split_scores
 from scorer.leaderboard.worker import Done, Task, Workers
 from scorer.read import DEFAULT_LIMITS, Limits
 

@@ -19,7 +19,7 @@ from scorer.leaderboard.boards import Phase, iso
 from scorer.leaderboard.literal import shown
 from scorer.leaderboard.names import escaped
 from scorer.leaderboard.page import document
-from scorer.serve.app import small_body, take
+from scorer.serve.intake import small_body, take
 from scorer.serve.server import ServeError, Server
 from scorer.serve.store import FINAL, Entry, PickError, Team, utc
 from scorer.serve.uploads import UploadError

@@ -12,20 +12,25 @@ may not read it (`share(web_role=)`): only the organiser's machines may reach th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import secrets
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import psycopg
 from psycopg.sql import SQL, Identifier
 
-from scorer.serve.sql import Connection, Cursor, NotAllowed, SqlStore, StoreUnavailable
-from scorer.serve.store import Limits, tables, upload_name
+from scorer.serve.pgrules import FUNCTIONS, REVOKED, WEB_FUNCTIONS
+from scorer.serve.sql import SqlStore
+from scorer.serve.sqlcore import Connection, Cursor, NotAllowed, StoreUnavailable, TeamTaken
+from scorer.serve.store import Decision, Limits, picks_refused, tables, upload_name, utc
 
 #: The advisory lock held while the schema is made: two processes starting together would
 #: otherwise race on `CREATE ... IF NOT EXISTS`.
@@ -48,6 +53,8 @@ CREATE TABLE IF NOT EXISTS hidden (
     name TEXT NOT NULL, seq INTEGER NOT NULL, data BYTEA COMPRESSION lz4 NOT NULL,
     PRIMARY KEY (name, seq));
 """
+    + FUNCTIONS
+    + REVOKED
 )
 
 #: Every table, made together: a database that has them all is not asked to make them again
@@ -59,17 +66,28 @@ TABLES = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA))
 #: its verdicts. Not a line of `hidden`, where the solution is, nor of `per_user`, nor a
 #: private score: before the reveal nothing it reads tells a user's split.
 WEB_GRANTS = (
-    ("SELECT, INSERT, UPDATE", "teams, submissions, state, files, refusals"),
-    ("SELECT, INSERT, DELETE", "picks"),
-    ("SELECT, INSERT", "audit"),
-    ("SELECT", "boards"),
+    ("SELECT", "teams, submissions, picks, state, audit, refusals, boards"),
     ("SELECT (submission, status, public, error)", "verdicts"),
+    ("SELECT, INSERT", "files"),  # the shared files, and an upload's chunks (row security)
+    *(("EXECUTE", f"FUNCTION {function}") for function in WEB_FUNCTIONS),
 )
 
 T = TypeVar("T")
 
 #: The size of a file's chunks in the database.
 CHUNK = 1 << 20
+
+
+class Tampered(ValueError):
+    """An upload whose bytes in the database are not those it was accepted with."""
+
+
+class _Refused(Exception):
+    """An upload the database's function refused: its chunks are rolled back with it."""
+
+    def __init__(self, reason: str, at: str) -> None:
+        super().__init__(reason)
+        self.reason, self.at = reason, at
 
 
 def begin(db: psycopg.Connection[tuple[object, ...]]) -> psycopg.Connection[tuple[object, ...]]:
@@ -145,22 +163,118 @@ class PostgresStore(SqlStore):
         return sql.replace("?", "%s")
 
     def _keep(self, db: Connection, name: str, source: Path, table: str = "files") -> None:
+        """A file's bytes, a chunk a row (one row, empty, for an empty file: kept all the
+        same)."""
         with source.open("rb") as handle:
-            for seq, chunk in enumerate(iter(lambda: handle.read(CHUNK), b"")):
+            chunks = iter(lambda: handle.read(CHUNK), b"")
+            for seq, chunk in enumerate(chunks) if source.stat().st_size else [(0, b"")]:
                 self._run(db, f"INSERT INTO {table} VALUES (?, ?, ?)", name, seq, chunk)
 
-    def upload_file(self, submission: int, path: str, scratch: Path) -> Path:
-        """A copy of an upload's file in `scratch`, under the name its team gave it."""
+    def _put_limits(self, db: Connection) -> None:
+        """The limits the database's functions enforce: this store's (`pgrules`)."""
+        self._run(
+            db,
+            "INSERT INTO state VALUES ('limits', ?) ON CONFLICT (key) DO UPDATE"
+            " SET value = excluded.value",
+            json.dumps(self.limits.to_dict(), sort_keys=True),
+        )
+
+    def put_limits(self) -> None:
+        with self._write() as db:
+            self._put_limits(db)
+
+    def _clocked(self, db: Connection) -> None:
+        """A clock other than the real one (the tests'), for the functions of this
+        transaction: they take it from the owner's session only (`pgrules.scorer_now`)."""
+        if self.clock is not utc:
+            self._run(db, "SELECT set_config('scorer.clock', ?, true)", self.clock().isoformat())
+
+    def accept_upload(
+        self,
+        team: int,
+        sha256: str,
+        size: int,
+        path: str,
+        suffix: str = "",
+        source: Path | None = None,
+    ) -> Decision:
+        """`SqlStore.accept_upload`, by the database's function (`pgrules.accept_upload`):
+        the upload's chunks written under a name of their own, then, in the same
+        transaction, the function judges the end, the reveal and the limits at the
+        database's time and, if it accepts, names them the submission's. A refusal rolls
+        the chunks back."""
+        incoming = f"incoming/{secrets.token_hex(16)}"
+        try:
+            with self._write() as db:
+                self._clocked(db)
+                if source is not None:
+                    self._keep(db, incoming, source)
+                ident, refused, at = self._run(
+                    db,
+                    "SELECT * FROM accept_upload(?, ?, ?, ?, ?, ?)",
+                    team,
+                    sha256,
+                    size,
+                    path,
+                    suffix,
+                    incoming,
+                ).fetchone()
+                if refused is not None:
+                    raise _Refused(str(refused), str(at or ""))
+        except _Refused as exc:
+            now = datetime.fromisoformat(exc.at) if exc.at else self.clock()
+            return Decision(None, self.quota(team, now), exc.reason)
+        return Decision(int(ident), self.quota(team, datetime.fromisoformat(at)))
+
+    def refuse_upload(self, team: int, reason: str) -> None:
+        with self._write() as db:
+            self._clocked(db)
+            self._run(db, "SELECT refuse_upload(?, ?)", team, reason)
+
+    def set_picks(self, team: int, ids: list[int]) -> list[int]:
+        """`SqlStore.set_picks`, by the database's function (`pgrules.set_picks`)."""
+        chosen = sorted(set(ids))
+        with self._write() as db:
+            self._clocked(db)
+            refused, detail = self._run(
+                db, "SELECT * FROM set_picks(?, ?)", team, chosen
+            ).fetchone()
+        if refused is not None:
+            raise picks_refused(str(refused), str(detail or ""))
+        return chosen
+
+    def add_team(self, name: str, token_sha256: str) -> int:
+        try:
+            with self._write() as db:
+                self._clocked(db)
+                (ident,) = self._run(db, "SELECT add_team(?, ?)", name, token_sha256).fetchone()
+        except psycopg.errors.UniqueViolation:
+            raise TeamTaken(name) from None
+        return int(ident)
+
+    def reveal(self) -> str:
+        with self._write() as db:
+            self._clocked(db)
+            (when,) = self._run(db, "SELECT reveal()").fetchone()
+        return str(when)
+
+    def upload_file(self, submission: int, path: str, sha256: str, scratch: Path) -> Path:
+        """A copy of an upload's file in `scratch`, under the name its team gave it, whose
+        bytes are those it was accepted with (`Tampered` if not: a web role wrote them)."""
         dest = scratch / Path(path).name
-        if not self.fetch(upload_name(submission), dest):
+        found = self.fetch(upload_name(submission), dest)
+        if found is None:
             raise FileNotFoundError(f"submission {submission}: no file in the database")
+        if found != sha256:
+            raise Tampered(f"submission {submission}: its bytes are not those it was accepted with")
         return dest
 
-    def fetch(self, name: str, dest: Path, *, hidden: bool = False) -> bool:
+    def fetch(self, name: str, dest: Path, *, hidden: bool = False) -> str | None:
         """Write the file kept under `name` to `dest` (among the `hidden` ones: the
-        solution); whether there is one. A server-side cursor reads it a few chunks at a
-        time, never whole in memory. A role that may not read it: `NotAllowed`."""
-        table, found = "hidden" if hidden else "files", False
+        solution); the sha256 of its bytes, None when there is no such file. A server-side
+        cursor reads it a few chunks at a time, never whole in memory. A role that may not
+        read it: `NotAllowed`."""
+        table, found, hashed = "hidden" if hidden else "files", False, hashlib.sha256()
         query = self._sql(f"SELECT data FROM {table} WHERE name = ? ORDER BY seq")
         try:
             handle = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # the solution
@@ -168,11 +282,12 @@ class PostgresStore(SqlStore):
                 rows.itersize = 4
                 rows.execute(query, (name,))
                 for (chunk,) in rows:
+                    hashed.update(cast(bytes, chunk))
                     out.write(cast(bytes, chunk))
                     found = True
         except psycopg.errors.InsufficientPrivilege:
             raise NotAllowed(f"this database role may not read {name}") from None
-        return found
+        return hashed.hexdigest() if found else None
 
     def share(
         self,
@@ -192,6 +307,7 @@ class PostgresStore(SqlStore):
             query = "INSERT INTO state VALUES ('settings', ?) ON CONFLICT DO NOTHING"
             if not self._run(db, query, text).rowcount:
                 return False
+            self._put_limits(db)
             for name, source in files.items():
                 self._keep(db, name, source)
             for name, source in (hidden or {}).items():

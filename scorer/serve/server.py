@@ -152,11 +152,11 @@ class Server:
         """The team's quota, if it may upload now: a first look, before the body is read.
         The upload is judged again, and counted, in the transaction that accepts it."""
         if self.ended(now):
-            self.refused(team, now, "competition_ended")
+            self.refused(team, "competition_ended")
             raise closed(self.settings.end)
         quota = self.store.quota(team.id, now)
         if quota.limit is not None:
-            self.refused(team, now, quota.limit)
+            self.refused(team, quota.limit)
             raise limit_reached(quota)
         return quota
 
@@ -170,8 +170,8 @@ class Server:
         (`uploads.receive`)."""
         return await receive(content_type, body, self.folder, self.uploads, self.max_upload, admit)
 
-    def refused(self, team: Team, now: datetime, why: str) -> None:
-        self.store.refuse_upload(team.id, now, why)
+    def refused(self, team: Team, why: str) -> None:
+        self.store.refuse_upload(team.id, why)
 
     def accept(self, team: Team, upload: Upload) -> tuple[int, Quota]:
         """Record an upload whose body is whole and on disk, dated now: the end, the reveal
@@ -187,14 +187,13 @@ class Server:
                 upload.path,
                 upload.suffix,
                 source=self.folder / upload.path if held else None,
-                end=self.moment(self.settings.end),
             )
         finally:
             if held:
                 discard(self.folder, upload)
         if decision.id is None:
             discard(self.folder, upload)
-            self.refused(team, utc(), decision.refused or "limit")
+            self.refused(team, decision.refused or "limit")
             if decision.refused == "competition_ended":
                 raise closed(self.settings.end)
             raise limit_reached(decision.quota)
@@ -213,8 +212,7 @@ class Server:
         return entry
 
     def pick(self, team: Team, ids: list[int]) -> list[int]:
-        end = self.moment(self.settings.end)
-        chosen = self.store.set_picks(team.id, ids, self.settings.picks, end=end)
+        chosen = self.store.set_picks(team.id, ids)
         self.nudge()  # the final board's picks
         return chosen
 
@@ -247,12 +245,12 @@ class Server:
         return Shown(found[1], found[2])
 
     def reveal(self) -> str:
-        revealed = self.store.reveal(utc())
+        revealed = self.store.reveal()
         self.nudge()
         return revealed
 
     def add_team(self, name: str) -> str:
-        return site.add_team(self.folder, name, utc())
+        return site.add_team(self.folder, name)
 
     def status(self) -> dict[str, Any]:
         """What the organiser watches: the queue, the latest change of the boards and the

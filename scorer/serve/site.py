@@ -24,7 +24,8 @@ from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import read_solution, read_targets
 from scorer.errors import UsageError
 from scorer.leaderboard.names import name_issues, normal
-from scorer.serve.sql import NotAllowed, SqlStore, StoreUnavailable, TeamTaken
+from scorer.serve.sql import SqlStore
+from scorer.serve.sqlcore import NotAllowed, StoreUnavailable, TeamTaken
 from scorer.serve.sqlite import SqliteStore
 from scorer.serve.store import Limits
 from scorer.serve.tokens import digest, new_token
@@ -58,7 +59,8 @@ class Settings:
 
     @property
     def limits(self) -> Limits:
-        return Limits(self.daily_limit, self.rejected_limit, self.total_limit)
+        end = None if self.end is None else dt.datetime.fromisoformat(self.end)
+        return Limits(self.daily_limit, self.rejected_limit, self.total_limit, self.picks, end)
 
 
 def moment(value: str | None, option: str) -> str | None:
@@ -261,7 +263,7 @@ def open_store(folder: Path, settings: Settings) -> SqlStore:
         raise UsageError(f"cannot use the database: {exc}") from None
 
 
-def add_team(folder: Path, name: str, now: dt.datetime) -> str:
+def add_team(folder: Path, name: str) -> str:
     """Add a team; its token, stored only as its hash and shown this once."""
     name = normal(name)
     issues = name_issues(name, "the name") if name.strip() else []
@@ -271,7 +273,7 @@ def add_team(folder: Path, name: str, now: dt.datetime) -> str:
         raise UsageError(issues[0].message)
     store, token = store_of(folder), new_token()
     try:
-        store.add_team(name, digest(token), now)
+        store.add_team(name, digest(token))
     except TeamTaken:
         raise UsageError(f"{folder}: a team named {name!r} exists already") from None
     return token

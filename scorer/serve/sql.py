@@ -1,40 +1,34 @@
-"""The store's SQL, one text for every database: each method is one transaction, and what a
-dialect does its own way (its connections, its write lock, its claim) is a small hook of its
-subclass (`sqlite.SqliteStore`, `postgres.PostgresStore`). SQL is written with `?`
-placeholders; a dialect that spells them otherwise rewrites them (`_sql`)."""
+"""The store's SQL, one text for every database (`sqlcore` its hooks, `queue` its jobs): the
+teams, the uploads and their limits, the picks, the reveal, the audit log, and the boards'
+reads of the verdicts and their publishing."""
 
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Callable
-from contextlib import AbstractContextManager
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from scorer.competition import Split
-from scorer.leaderboard.runs import KEPT_FAILURES, Saved
 from scorer.leaderboard.schema import SPLITS
 from scorer.leaderboard.schema import Status as Judged
-from scorer.leaderboard.store import Fingerprint, Record
+from scorer.leaderboard.store import Record
+from scorer.serve.queue import Queue
+from scorer.serve.sqlcore import Cursor, TeamTaken
 from scorer.serve.store import (
-    LEASE,
     Counted,
     Decision,
     Entry,
-    Job,
-    Limits,
-    PickError,
     Quota,
     Status,
     Team,
     day_start,
+    picks_refused,
     upload_name,
-    utc,
 )
 
 _ENTRY = (
@@ -55,118 +49,13 @@ ON_BOARD = (
 #: The events that change the boards.
 CHANGES = ("verdict", "picks", "reveal")
 
-#: A verdict's columns, as `_saved` reads them.
-_VERDICT = (
-    "v.solution_hash, v.scorer_version, v.config, v.status, v.content_hash, v.scores, v.error,"
-    " v.seconds"
-)
 
-#: The queued jobs in the order they are claimed: round robin by team (each team's first
-#: in line, oldest first, then each one's second…), a team's jobs being judged counted as
-#: ahead of its queued ones, so that one team's slow files never hold back another's.
-_FAIR = (
-    "SELECT q.id FROM (SELECT id, row_number() OVER (PARTITION BY team ORDER BY id)"
-    " + (SELECT count(*) FROM submissions b WHERE b.team = s.team AND b.status = 'scoring')"
-    " AS turn FROM submissions s WHERE status = 'queued') q ORDER BY q.turn, q.id LIMIT ?"
-)
+class SqlStore(Queue):
+    """The store every part of a server asks (the web app, the worker, the commands): each
+    method is one transaction."""
 
-#: No limit to a claim: more jobs than any queue holds.
-EVERY = 1 << 62
-
-
-class Cursor(Protocol):
-    rowcount: int
-
-    def fetchone(self) -> Any: ...
-
-    def fetchall(self) -> list[Any]: ...
-
-
-class Connection(Protocol):
-    """What the store asks of a database connection (sqlite3's and psycopg's both give it)."""
-
-    def execute(self, sql: Any, parameters: Any = ..., /) -> Any: ...
-
-
-class TeamTaken(ValueError):
-    """A team of that name exists already."""
-
-
-class NotAllowed(PermissionError):
-    """The database role may not do this: a web process's role reading the solution."""
-
-
-class StoreUnavailable(ConnectionError):
-    """The store's database cannot be reached (a server restarting, a network away): nothing
-    was done, and the same call may succeed later."""
-
-
-class SqlStore:
-    """The store every part of a server asks (the web app, the scoring loop, the commands):
-    each method is one transaction. A subclass gives `_db` (this thread's connection), `_write` (one
-    write transaction, holding whatever lock makes the limits race-free), `_lock_team` and
-    `_taken` (the driver's unique-key error)."""
-
-    #: Added to the claim's inner SELECT: how this database skips rows another claim holds.
-    SKIP_LOCKED = ""
-    #: Whether the database holds the uploads and the organiser's files (`keep`, `fetch`), so
-    #: that workers on other machines read them from it; else they stay in the server's folder.
-    HOLDS_FILES = False
-
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-        #: The time an upload or a pick is judged at, read in its transaction.
-        self.clock: Callable[[], datetime] = utc
-
-    def _db(self) -> Connection:
-        raise NotImplementedError
-
-    def _write(self) -> AbstractContextManager[Connection]:
-        raise NotImplementedError
-
-    def _lock_team(self, db: Connection, team: int) -> None:
-        """Hold the team's row until the transaction ends (its limits, its picks)."""
-
-    def _taken(self, exc: Exception) -> bool:
-        raise NotImplementedError
-
-    def _keep(self, db: Connection, name: str, source: Path) -> None:
-        """Store a file's bytes under `name`, in the transaction `db` (`HOLDS_FILES`)."""
-
-    def _sql(self, sql: str) -> str:
-        return sql
-
-    def upload_file(self, submission: int, path: str, scratch: Path) -> Path:
-        """An upload's file for a worker to judge: where the store keeps it, or a copy
-        in `scratch` (a folder of the worker's own, removed when the job is done)."""
-        raise NotImplementedError
-
-    def recover(self, now: datetime) -> int:
-        """Queue again the jobs a worker left unfinished before it stopped (`requeue_stale`);
-        how many. A store shared by many workers frees those whose lease ended."""
-        return self.requeue_stale(now)
-
-    def _run(self, db: Connection, sql: str, *args: Any) -> Cursor:
-        cursor: Cursor = db.execute(self._sql(sql), args)
-        return cursor
-
-    def _read(self, sql: str, *args: Any) -> Cursor:
-        return self._run(self._db(), sql, *args)
-
-    def _log(self, db: Connection, now: datetime, event: str, detail: dict[str, Any]) -> None:
-        self._run(
-            db,
-            "INSERT INTO audit (at, event, detail) VALUES (?, ?, ?)",
-            now.isoformat(),
-            event,
-            json.dumps(detail, sort_keys=True),
-        )
-
-    def log(self, now: datetime, event: str, detail: dict[str, Any]) -> None:
-        with self._write() as db:
-            self._log(db, now, event, detail)
-
-    def add_team(self, name: str, token_sha256: str, now: datetime) -> int:
+    def add_team(self, name: str, token_sha256: str) -> int:
+        now = self.clock()
         try:
             with self._write() as db:
                 row = self._run(
@@ -215,9 +104,9 @@ class SqlStore:
     def quota(self, team: int, now: datetime) -> Quota:
         return self._quota(self._read, team, now)
 
-    def closed(self, run: Callable[..., Cursor], now: datetime, end: datetime | None) -> bool:
+    def closed(self, run: Callable[..., Cursor], now: datetime) -> bool:
         """Whether uploads and picks are closed at `now`: past the end, or revealed."""
-        if end is not None and now >= end:
+        if self.limits.end is not None and now >= self.limits.end:
             return True
         return run("SELECT 1 FROM state WHERE key = 'revealed_at'").fetchone() is not None
 
@@ -229,8 +118,6 @@ class SqlStore:
         path: str,
         suffix: str = "",
         source: Path | None = None,
-        *,
-        end: datetime | None = None,
     ) -> Decision:
         """Count and record an upload whose body is whole and on disk, unless the competition
         is closed or a limit is reached; a store that `HOLDS_FILES` keeps its bytes
@@ -241,7 +128,7 @@ class SqlStore:
             now = self.clock()
             reads = partial(self._run, db)  # in the transaction that accepts
             quota = self._quota(reads, team, now)
-            if self.closed(reads, now, end):
+            if self.closed(reads, now):
                 return Decision(None, quota, "competition_ended")
             if quota.limit is not None:
                 return Decision(None, quota, quota.limit)
@@ -263,9 +150,9 @@ class SqlStore:
             self._log(db, now, "upload", detail)
             return Decision(int(ident), self._quota(reads, team, now))
 
-    def refuse_upload(self, team: int, now: datetime, reason: str) -> None:
+    def refuse_upload(self, team: int, reason: str) -> None:
         """Count an upload refused: one row a team, reason and minute, however many come."""
-        minute = now.replace(second=0, microsecond=0).isoformat()
+        minute = self.clock().replace(second=0, microsecond=0).isoformat()
         with self._write() as db:
             self._run(
                 db,
@@ -286,156 +173,6 @@ class SqlStore:
             {"team": team, "reason": reason, "minute": minute, "count": int(count)}
             for team, reason, minute, count in rows
         ]
-
-    def claim_jobs(
-        self, now: datetime, most: int | None = None, lease: timedelta = LEASE
-    ) -> list[Job]:
-        """The `most` oldest queued submissions (all without it), now `scoring` under one new
-        claim until `now + lease`."""
-        claim = secrets.token_hex(16)
-        with self._write() as db:
-            rows = self._run(
-                db,
-                "UPDATE submissions SET status = 'scoring', claim = ?, lease_until = ?"
-                " WHERE status = 'queued' AND id IN (SELECT id FROM submissions"
-                f" WHERE status = 'queued' AND id IN ({_FAIR}){self.SKIP_LOCKED})"
-                " RETURNING id, team, path",
-                claim,
-                (now + lease).isoformat(),
-                EVERY if most is None else most,
-            ).fetchall()
-        return sorted(Job(int(i), int(t), str(p), claim) for i, t, p in rows)
-
-    def renew(self, jobs: list[Job], now: datetime, lease: timedelta = LEASE) -> int:
-        """Hold claimed jobs `lease` longer (a long run); how many are still this claim's."""
-        with self._write() as db:
-            return sum(
-                self._run(
-                    db,
-                    "UPDATE submissions SET lease_until = ? WHERE id = ? AND claim = ?"
-                    " AND status = 'scoring'",
-                    (now + lease).isoformat(),
-                    job.id,
-                    job.claim,
-                ).rowcount
-                for job in jobs
-            )
-
-    def finish_job(self, job: Job, verdict: Saved, counted: Counted | None, now: datetime) -> bool:
-        """Write a job's verdict whole, per-user scores included, once, under the claim that
-        holds it: a job no longer `scoring`, or claimed since by another worker, keeps its
-        verdict (and this one writes nothing)."""
-        with self._write() as db:
-            changed = self._run(
-                db,
-                "UPDATE submissions SET status = ?, counted = ?, finished_at = ?"
-                " WHERE id = ? AND status = 'scoring' AND claim = ?",
-                str(verdict.status),
-                None if counted is None else str(counted),
-                now.isoformat(),
-                job.id,
-                job.claim,
-            ).rowcount
-            if changed:
-                self._write_verdict(db, job.id, verdict, now)
-                detail = {"id": job.id, "verdict": str(verdict.status), "counted": counted}
-                self._log(db, now, "verdict", detail)
-        return bool(changed)
-
-    def _write_verdict(
-        self, db: Connection, submission: int, verdict: Saved, now: datetime
-    ) -> None:
-        fingerprint, scores = verdict.fingerprint, verdict.scores or {}
-        self._run(
-            db,
-            "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            submission,
-            fingerprint.solution_hash,
-            fingerprint.scorer_version,
-            fingerprint.config,
-            str(verdict.status),
-            verdict.content_hash,
-            scores.get("overall"),
-            scores.get("public"),
-            scores.get("private"),
-            None if verdict.scores is None else json.dumps(verdict.scores),
-            None if verdict.error is None else json.dumps(verdict.error),
-            verdict.seconds,
-            now.isoformat(),
-        )
-        for split, blob in verdict.per_user.items():
-            self._run(db, "INSERT INTO per_user VALUES (?, ?, ?)", submission, str(split), blob)
-
-    def saved(self, submission: int) -> Saved | None:
-        """A submission's verdict whole, per-user scores included."""
-        row = self._read(
-            f"SELECT {_VERDICT} FROM verdicts v WHERE v.submission = ?", submission
-        ).fetchone()
-        return None if row is None else self._saved(submission, row)
-
-    def _saved(self, submission: int, row: tuple[Any, ...]) -> Saved:
-        solution, version, config, status, content, scores, error, seconds = row
-        blobs = self._read(
-            "SELECT split, scores FROM per_user WHERE submission = ?", submission
-        ).fetchall()
-        return Saved(
-            fingerprint=Fingerprint(solution, version, config),
-            status=Judged(status),
-            content_hash=content,
-            scores=None if scores is None else json.loads(scores),
-            error=None if error is None else json.loads(error),
-            seconds=float(seconds),
-            per_user={Split(split): bytes(blob) for split, blob in blobs},
-        )
-
-    def reusable(self, content_hash: str, fingerprint: Fingerprint, name: str) -> Saved | None:
-        """A verdict kept for the same bytes under the same name and fingerprint: whatever
-        uploaded them, their verdict is the same. Not a failure of the server's (tried
-        again), only one a file brings on its worker (`KEPT_FAILURES`)."""
-        rows = self._read(
-            f"SELECT v.submission, s.path, {_VERDICT} FROM verdicts v"
-            " JOIN submissions s ON s.id = v.submission"
-            " WHERE v.content_hash = ? AND v.solution_hash = ? AND v.scorer_version = ?"
-            " AND v.config = ? ORDER BY v.submission DESC",
-            content_hash,
-            fingerprint.solution_hash,
-            fingerprint.scorer_version,
-            fingerprint.config,
-        ).fetchall()
-        for submission, path, *verdict in rows:
-            error = json.loads(verdict[6]) if verdict[6] else {}
-            if verdict[3] == "failed" and error.get("code") not in KEPT_FAILURES:
-                continue
-            if Path(path).name == name:
-                return self._saved(int(submission), tuple(verdict))
-        return None
-
-    def requeue_stale(self, now: datetime | None = None) -> int:
-        """Queue again the jobs whose claim ended: every one left `scoring` (a server that
-        starts is the only one: a stop, kill -9 included, left them), or with `now`, those
-        whose lease is over (a worker that died); how many. The audit log names them."""
-        requeue = "UPDATE submissions SET status = 'queued', claim = NULL WHERE status = 'scoring'"
-        over, args = ("", ()) if now is None else (" AND lease_until < ?", (now.isoformat(),))
-        with self._write() as db:
-            rows = self._run(db, f"{requeue}{over} RETURNING id", *args).fetchall()
-            ids = sorted(int(i) for (i,) in rows)
-            if ids:
-                self._log(db, now or datetime.now(UTC), "requeued", {"ids": ids})
-        return len(ids)
-
-    def release(self, jobs: list[Job]) -> int:
-        """Queue again jobs this claim still holds (a worker that stops); how many."""
-        with self._write() as db:
-            return sum(
-                self._run(
-                    db,
-                    "UPDATE submissions SET status = 'queued', claim = NULL"
-                    " WHERE id = ? AND claim = ? AND status = 'scoring'",
-                    job.id,
-                    job.claim,
-                ).rowcount
-                for job in jobs
-            )
 
     def last_change(self) -> tuple[int, datetime | None]:
         """The audit log's latest verdict, picks or reveal, and when: the boards change
@@ -519,14 +256,6 @@ class SqlStore:
         rows = self._read("SELECT name, version FROM boards ORDER BY name").fetchall()
         return {str(name): int(version) for name, version in rows}
 
-    def queue(self) -> dict[str, int]:
-        """How many submissions wait for a worker and how many are being judged."""
-        rows = self._read(
-            "SELECT status, count(*) FROM submissions WHERE status IN ('queued', 'scoring')"
-            " GROUP BY status"
-        ).fetchall()
-        return {"queued": 0, "scoring": 0} | {str(k): int(n) for k, n in rows}
-
     @staticmethod
     def _entry(row: tuple[Any, ...]) -> Entry:
         ident, team, when, sha, size, path, suffix, status, score, report, selected, counted = row
@@ -558,35 +287,35 @@ class SqlStore:
         rows = self._read(f"{_ENTRY}{clause} ORDER BY s.id", *args).fetchall()
         return [self._entry(row) for row in rows]
 
-    def set_picks(
-        self, team: int, ids: list[int], most: int, *, end: datetime | None = None
-    ) -> list[int]:
-        """Make `ids` the team's picks, all or nothing: each must be its own scored one.
-        Picks close at the end, and at the reveal, judged in the transaction."""
-        chosen = sorted(set(ids))
-        if len(chosen) > most:
-            raise PickError("too_many", f"{len(chosen)} picks; at most {most} are allowed")
+    def set_picks(self, team: int, ids: list[int]) -> list[int]:
+        """Make `ids` the team's picks, all or nothing: each must be its own scored one,
+        and no more than the limit. Picks close at the end, and at the reveal, judged in
+        the transaction."""
+        chosen, most = sorted(set(ids)), self.limits.picks
         with self._write() as db:
             self._lock_team(db, team)
             now = self.clock()
-            if self.closed(partial(self._run, db), now, end):
-                raise PickError("competition_ended", "picks are closed: the competition ended")
+            if self.closed(partial(self._run, db), now):
+                raise picks_refused("competition_ended")
+            if len(chosen) > most:
+                raise picks_refused("too_many", f"{len(chosen)} {most}")
             for ident in chosen:
                 row = self._run(
                     db, "SELECT status FROM submissions WHERE id = ? AND team = ?", ident, team
                 ).fetchone()
                 if row is None:
-                    raise PickError("not_yours", f"no submission {ident} of your team")
+                    raise picks_refused("not_yours", str(ident))
                 if row[0] != Status.SCORED:
-                    raise PickError("not_scored", f"submission {ident} is {row[0]}, not scored")
+                    raise picks_refused("not_scored", f"{ident} {row[0]}")
             self._run(db, "DELETE FROM picks WHERE team = ?", team)
             for ident in chosen:
                 self._run(db, "INSERT INTO picks VALUES (?, ?)", team, ident)
             self._log(db, now, "picks", {"team": team, "ids": chosen})
         return chosen
 
-    def reveal(self, now: datetime) -> str:
+    def reveal(self) -> str:
         """Reveal the final board, once; when it was revealed."""
+        now = self.clock()
         with self._write() as db:
             self._run(
                 db,

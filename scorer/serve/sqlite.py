@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from scorer.serve.sql import SqlStore, StoreUnavailable
+from scorer.serve.sql import SqlStore
+from scorer.serve.sqlcore import StoreUnavailable
 from scorer.serve.store import Limits, tables
 
 #: How long a writer waits for another's transaction before SQLite gives up (milliseconds).
@@ -80,6 +81,6 @@ class SqliteStore(SqlStore):
         """Every job left `scoring`: a SQLite store has one server, and it is starting."""
         return self.requeue_stale()
 
-    def upload_file(self, submission: int, path: str, scratch: Path) -> Path:
+    def upload_file(self, submission: int, path: str, sha256: str, scratch: Path) -> Path:
         """An upload's file, where the server's folder keeps it (no copy)."""
         return self.path.parent / path

@@ -41,11 +41,26 @@ class Counted(StrEnum):
 
 @dataclass(frozen=True)
 class Limits:
-    """The organiser's limits a team's uploads are counted against (None: no limit)."""
+    """The organiser's limits, which the store enforces in the transaction that accepts an
+    upload or picks: the uploads a team may have counted (None: no limit), the picks it may
+    make, and the end, after which it may do neither (None: until the reveal)."""
 
     daily: int | None = 5
     rejected: int | None = 20
     total: int | None = None
+    picks: int = 2
+    end: datetime | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """As a database keeps them (`postgres`: its functions read them)."""
+        end = None if self.end is None else self.end.isoformat()
+        return {
+            "daily": self.daily,
+            "rejected": self.rejected,
+            "total": self.total,
+            "picks": self.picks,
+            "end": end,
+        }
 
 
 @dataclass(frozen=True)
@@ -151,6 +166,20 @@ class PickError(ValueError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+def picks_refused(code: str, detail: str = "") -> PickError:
+    """Picks refused, in the same words whichever store refused them: `detail` is what the
+    refusal names, in words (`too_many`: the count and the most; `not_yours`: the id;
+    `not_scored`: the id and its status)."""
+    words = detail.split()
+    if code == "too_many":
+        return PickError(code, f"{words[0]} picks; at most {words[1]} are allowed")
+    if code == "not_yours":
+        return PickError(code, f"no submission {words[0]} of your team")
+    if code == "not_scored":
+        return PickError(code, f"submission {words[0]} is {words[1]}, not scored")
+    return PickError("competition_ended", "picks are closed: the competition ended")
 
 
 def upload_name(submission: int) -> str:

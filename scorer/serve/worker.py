@@ -28,7 +28,8 @@ from scorer.leaderboard.schema import Status as Judged
 from scorer.leaderboard.worker import Cancelled
 from scorer.serve.boards import Publisher
 from scorer.serve.judging import Judging, Slot
-from scorer.serve.sql import SqlStore, StoreUnavailable
+from scorer.serve.sql import SqlStore
+from scorer.serve.sqlcore import StoreUnavailable
 from scorer.serve.store import WORKER_LEASE, Counted, Job, utc
 
 #: How often an idle slot looks for a job when nobody wakes it (seconds).
@@ -159,8 +160,7 @@ class Worker:
                 verdict = self.store.reusable(entry.sha256, self.judging.fingerprint, name)
                 if verdict is None:
                     scratch.mkdir(mode=0o700)
-                    path = self.store.upload_file(job.id, entry.path, scratch)
-                    verdict = slot.judge(path, entry.sha256)
+                    verdict = self._judge(slot, job, entry.path, entry.sha256, scratch)
                 told, limit = counted(verdict)
                 if told is not verdict:  # the server's failure: the organiser's to read
                     say(f"submission {job.id}: failed on the server: {verdict.error}")
@@ -183,6 +183,16 @@ class Worker:
             return False
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+    def _judge(self, slot: Slot, job: Job, path: str, sha256: str, scratch: Path) -> Saved:
+        """An upload's verdict; a failure of the server's when its bytes in the store are
+        not those it was accepted with (written since by a web role)."""
+        try:
+            found = self.store.upload_file(job.id, path, sha256, scratch)
+        except ValueError as exc:  # `postgres.Tampered`
+            error = error_object(Failure.INTERNAL_ERROR, str(exc))
+            return Saved(self.judging.fingerprint, Judged.FAILED, sha256, None, error, 0.0, {})
+        return slot.judge(found, sha256)
 
     def _release(self, job: Job) -> None:
         """Queue a job again now; if the store cannot be reached, its lease frees it."""

@@ -1,0 +1,205 @@
+"""The queue of a store: jobs claimed round robin by team under a lease, renewed, handed
+back or queued again when the lease ends, and finished once, with the verdict written whole
+in the transaction that finishes the job."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from scorer.competition import Split
+from scorer.leaderboard.runs import KEPT_FAILURES, Saved
+from scorer.leaderboard.schema import Status as Judged
+from scorer.leaderboard.store import Fingerprint
+from scorer.serve.sqlcore import Connection, SqlCore
+from scorer.serve.store import LEASE, Counted, Job
+
+#: A verdict's columns, as `_saved` reads them.
+_VERDICT = (
+    "v.solution_hash, v.scorer_version, v.config, v.status, v.content_hash, v.scores, v.error,"
+    " v.seconds"
+)
+
+#: The queued jobs in the order they are claimed: round robin by team (each team's first
+#: in line, oldest first, then each one's second…), a team's jobs being judged counted as
+#: ahead of its queued ones, so that one team's slow files never hold back another's.
+_FAIR = (
+    "SELECT q.id FROM (SELECT s.id,"
+    " row_number() OVER (PARTITION BY s.team ORDER BY s.id) + coalesce(b.held, 0) AS turn"
+    " FROM submissions s LEFT JOIN (SELECT team, count(*) AS held FROM submissions"
+    " WHERE status = 'scoring' GROUP BY team) b ON b.team = s.team"
+    " WHERE s.status = 'queued') q ORDER BY q.turn, q.id LIMIT ?"
+)
+
+#: No limit to a claim: more jobs than any queue holds.
+EVERY = 1 << 62
+
+
+class Queue(SqlCore):
+    """The jobs of a store (`SqlStore`): claimed, renewed, released, finished."""
+
+    def recover(self, now: datetime) -> int:
+        """Queue again the jobs a worker left unfinished before it stopped (`requeue_stale`);
+        how many. A store shared by many workers frees those whose lease ended."""
+        return self.requeue_stale(now)
+
+    def claim_jobs(
+        self, now: datetime, most: int | None = None, lease: timedelta = LEASE
+    ) -> list[Job]:
+        """The `most` oldest queued submissions (all without it), now `scoring` under one new
+        claim until `now + lease`."""
+        claim = secrets.token_hex(16)
+        with self._write() as db:
+            rows = self._run(
+                db,
+                "UPDATE submissions SET status = 'scoring', claim = ?, lease_until = ?"
+                " WHERE status = 'queued' AND id IN (SELECT id FROM submissions"
+                f" WHERE status = 'queued' AND id IN ({_FAIR}){self.SKIP_LOCKED})"
+                " RETURNING id, team, path",
+                claim,
+                (now + lease).isoformat(),
+                EVERY if most is None else most,
+            ).fetchall()
+        return sorted(Job(int(i), int(t), str(p), claim) for i, t, p in rows)
+
+    def renew(self, jobs: list[Job], now: datetime, lease: timedelta = LEASE) -> int:
+        """Hold claimed jobs `lease` longer (a long run); how many are still this claim's."""
+        with self._write() as db:
+            return sum(
+                self._run(
+                    db,
+                    "UPDATE submissions SET lease_until = ? WHERE id = ? AND claim = ?"
+                    " AND status = 'scoring'",
+                    (now + lease).isoformat(),
+                    job.id,
+                    job.claim,
+                ).rowcount
+                for job in jobs
+            )
+
+    def finish_job(self, job: Job, verdict: Saved, counted: Counted | None, now: datetime) -> bool:
+        """Write a job's verdict whole, per-user scores included, once, under the claim that
+        holds it: a job no longer `scoring`, or claimed since by another worker, keeps its
+        verdict (and this one writes nothing)."""
+        with self._write() as db:
+            changed = self._run(
+                db,
+                "UPDATE submissions SET status = ?, counted = ?, finished_at = ?"
+                " WHERE id = ? AND status = 'scoring' AND claim = ?",
+                str(verdict.status),
+                None if counted is None else str(counted),
+                now.isoformat(),
+                job.id,
+                job.claim,
+            ).rowcount
+            if changed:
+                self._write_verdict(db, job.id, verdict, now)
+                detail = {"id": job.id, "verdict": str(verdict.status), "counted": counted}
+                self._log(db, now, "verdict", detail)
+        return bool(changed)
+
+    def _write_verdict(
+        self, db: Connection, submission: int, verdict: Saved, now: datetime
+    ) -> None:
+        fingerprint, scores = verdict.fingerprint, verdict.scores or {}
+        self._run(
+            db,
+            "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            submission,
+            fingerprint.solution_hash,
+            fingerprint.scorer_version,
+            fingerprint.config,
+            str(verdict.status),
+            verdict.content_hash,
+            scores.get("overall"),
+            scores.get("public"),
+            scores.get("private"),
+            None if verdict.scores is None else json.dumps(verdict.scores),
+            None if verdict.error is None else json.dumps(verdict.error),
+            verdict.seconds,
+            now.isoformat(),
+        )
+        for split, blob in verdict.per_user.items():
+            self._run(db, "INSERT INTO per_user VALUES (?, ?, ?)", submission, str(split), blob)
+
+    def saved(self, submission: int) -> Saved | None:
+        """A submission's verdict whole, per-user scores included."""
+        row = self._read(
+            f"SELECT {_VERDICT} FROM verdicts v WHERE v.submission = ?", submission
+        ).fetchone()
+        return None if row is None else self._saved(submission, row)
+
+    def _saved(self, submission: int, row: tuple[Any, ...]) -> Saved:
+        solution, version, config, status, content, scores, error, seconds = row
+        blobs = self._read(
+            "SELECT split, scores FROM per_user WHERE submission = ?", submission
+        ).fetchall()
+        return Saved(
+            fingerprint=Fingerprint(solution, version, config),
+            status=Judged(status),
+            content_hash=content,
+            scores=None if scores is None else json.loads(scores),
+            error=None if error is None else json.loads(error),
+            seconds=float(seconds),
+            per_user={Split(split): bytes(blob) for split, blob in blobs},
+        )
+
+    def reusable(self, content_hash: str, fingerprint: Fingerprint, name: str) -> Saved | None:
+        """A verdict kept for the same bytes under the same name and fingerprint: whatever
+        uploaded them, their verdict is the same. Not a failure of the server's (tried
+        again), only one a file brings on its worker (`KEPT_FAILURES`)."""
+        rows = self._read(
+            f"SELECT v.submission, s.path, {_VERDICT} FROM verdicts v"
+            " JOIN submissions s ON s.id = v.submission"
+            " WHERE v.content_hash = ? AND v.solution_hash = ? AND v.scorer_version = ?"
+            " AND v.config = ? ORDER BY v.submission DESC",
+            content_hash,
+            fingerprint.solution_hash,
+            fingerprint.scorer_version,
+            fingerprint.config,
+        ).fetchall()
+        for submission, path, *verdict in rows:
+            error = json.loads(verdict[6]) if verdict[6] else {}
+            if verdict[3] == "failed" and error.get("code") not in KEPT_FAILURES:
+                continue
+            if Path(path).name == name:
+                return self._saved(int(submission), tuple(verdict))
+        return None
+
+    def requeue_stale(self, now: datetime | None = None) -> int:
+        """Queue again the jobs whose claim ended: every one left `scoring` (a server that
+        starts is the only one: a stop, kill -9 included, left them), or with `now`, those
+        whose lease is over (a worker that died); how many. The audit log names them."""
+        requeue = "UPDATE submissions SET status = 'queued', claim = NULL WHERE status = 'scoring'"
+        over, args = ("", ()) if now is None else (" AND lease_until < ?", (now.isoformat(),))
+        with self._write() as db:
+            rows = self._run(db, f"{requeue}{over} RETURNING id", *args).fetchall()
+            ids = sorted(int(i) for (i,) in rows)
+            if ids:
+                self._log(db, now or datetime.now(UTC), "requeued", {"ids": ids})
+        return len(ids)
+
+    def release(self, jobs: list[Job]) -> int:
+        """Queue again jobs this claim still holds (a worker that stops); how many."""
+        with self._write() as db:
+            return sum(
+                self._run(
+                    db,
+                    "UPDATE submissions SET status = 'queued', claim = NULL"
+                    " WHERE id = ? AND claim = ? AND status = 'scoring'",
+                    job.id,
+                    job.claim,
+                ).rowcount
+                for job in jobs
+            )
+
+    def queue(self) -> dict[str, int]:
+        """How many submissions wait for a worker and how many are being judged."""
+        rows = self._read(
+            "SELECT status, count(*) FROM submissions WHERE status IN ('queued', 'scoring')"
+            " GROUP BY status"
+        ).fetchall()
+        return {"queued": 0, "scoring": 0} | {str(k): int(n) for k, n in rows}
