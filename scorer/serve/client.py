@@ -53,6 +53,23 @@ def refusal(exc: urllib.error.HTTPError) -> ServerRefused:
     return ServerRefused(exc.code, error)
 
 
+def bearer(token: str) -> str:
+    """The token as it is sent: without the whitespace around it (a token pasted with a space,
+    or read from a CRLF tokens.csv with its CR). Any other character that is not printable
+    ASCII is refused, by its code point only: the token is a secret, never shown."""
+    clean = token.strip()
+    if not clean:
+        raise UsageError("the token (--token or SCORER_TOKEN) is empty")
+    for at, char in enumerate(clean, 1):
+        if not " " <= char <= "~":
+            raise UsageError(
+                f"the token (--token or SCORER_TOKEN) has U+{ord(char):04X} at character "
+                f"{at}, which no token has: a token is printable ASCII, as `scorer serve team "
+                "add` printed it; copy it again"
+            )
+    return clean
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The server's last word on an upload: its submission and the team's quota."""
@@ -72,7 +89,7 @@ class Client:
             raise UsageError(f"--server {url!r}: expected an http:// or https:// address")
         root = url.rstrip("/")
         self.api = root if root.endswith("/api/v1") else f"{root}/api/v1"
-        self.token = token
+        self.token = bearer(token)
 
     def _ask(
         self,
