@@ -8,11 +8,13 @@ import secrets
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from http.client import HTTPMessage
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from scorer.api import validate
 from scorer.competition import Competition
@@ -70,6 +72,36 @@ def bearer(token: str) -> str:
     return clean
 
 
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: urllib would send the token along to wherever the server points,
+    another host included. The 3xx answer is an error instead (`redirected`)."""
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: HTTPMessage,
+        newurl: str,
+    ) -> None:
+        return None
+
+
+def redirected(exc: urllib.error.HTTPError, asked: str) -> UsageError:
+    """A server's redirect as an error of the command, naming where it pointed."""
+    where = exc.headers.get("Location") if exc.headers is not None else None
+    exc.close()
+    if where is None:
+        said = "without saying where to"
+    else:  # the server's text: shown with its control characters escaped
+        said = f"and redirects to {urllib.parse.urljoin(asked, where)!r}"
+    return UsageError(
+        f"the server answered {exc.code} {said}: scorer submit follows no redirect, so your "
+        "token goes nowhere else; if that is the server, give its address as --server"
+    )
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The server's last word on an upload: its submission and the team's quota."""
@@ -90,6 +122,7 @@ class Client:
         root = url.rstrip("/")
         self.api = root if root.endswith("/api/v1") else f"{root}/api/v1"
         self.token = bearer(token)
+        self.opener = urllib.request.build_opener(NoRedirect())
 
     def _ask(
         self,
@@ -107,9 +140,11 @@ class Client:
         deadline = time.monotonic() + START
         while True:
             try:
-                with urllib.request.urlopen(request, timeout=60) as answer:
+                with self.opener.open(request, timeout=60) as answer:
                     return bytes(answer.read())
             except urllib.error.HTTPError as exc:
+                if 300 <= exc.code < 400:
+                    raise redirected(exc, request.full_url) from None
                 raise refusal(exc) from None
             except urllib.error.URLError as exc:
                 # a server starting or restarting refuses connections: waited for (a body
