@@ -380,15 +380,25 @@ def submit(
     wait: Annotated[
         float, typer.Option(metavar="SECONDS", min=0, help="How long to wait for the verdict.")
     ] = 600.0,
+    insecure_http: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-http",
+            help="Send the token over plain http:// to another machine than this one, "
+            "where anyone on the way can read it.",
+        ),
+    ] = False,
     as_json: AsJson = False,
 ) -> None:
     """Check a submission against the server's rules and targets, upload it, and print its
     verdict: the public score, or the same report as `scorer validate`. Exit 0 when it is
-    scored or still queued, 1 when it is rejected, 2 when the server refuses it."""
+    scored or still queued, 1 when it is rejected, 2 when the server refuses it. The token
+    goes to --server only: no redirect is followed, and plain http:// goes to this machine
+    only, unless --insecure-http."""
     from scorer.serve.client import submit as send
 
     with guarded("submit", as_json):
-        verdict = send(file, server, token, wait)
+        verdict = send(file, server, token, wait, insecure_http)
         if verdict.status == "failed":
             raise UsageError(
                 f"submission {verdict.submission['id']} failed on the server: "

@@ -3,16 +3,19 @@ for its verdict. The standard library's HTTP client only: a participant installs
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import secrets
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from http.client import HTTPMessage
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from scorer.api import validate
 from scorer.competition import Competition
@@ -53,6 +56,93 @@ def refusal(exc: urllib.error.HTTPError) -> ServerRefused:
     return ServerRefused(exc.code, error)
 
 
+def loopback(host: str) -> bool:
+    """Whether `host` (as `urlsplit` gives it: lower case, no brackets) is this machine, written
+    as `localhost`, an address of 127.0.0.0/8 or ::1. Read, never resolved: `localhost.evil.com`,
+    or a name that resolves to 127.0.0.1 today, is another machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name, or an address in a short form (127.1): not taken as this machine
+        return False
+
+
+def api_address(url: str, insecure_http: bool) -> str:
+    """The API's address of the server at `url` (its root, or its `/api/v1`), checked before
+    anything is sent: plain http:// goes to this machine only unless `insecure_http`, since
+    anyone on the way reads a token sent in clear."""
+    usage = f"--server {url!r}: expected an address like https://host[:port][/path]"
+    if not all("!" <= char <= "~" for char in url):
+        raise UsageError(f"{usage}, in printable ASCII without spaces")
+    parts = urllib.parse.urlsplit(url)
+    try:
+        port = parts.port  # raises for a port that is not a number, or past 65535
+    except ValueError:
+        raise UsageError(f"{usage}: its port is not a number 1..65535") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
+        raise UsageError(usage)
+    if "@" in parts.netloc or parts.query or parts.fragment:
+        # a user part hides the host from a reader (http://127.0.0.1@evil.com is evil.com)
+        raise UsageError(f"{usage}, with no user, query or fragment (the token goes in --token)")
+    if parts.scheme == "http" and not loopback(parts.hostname) and not insecure_http:
+        raise UsageError(
+            f"--server {url!r}: plain http:// would send your team's token unencrypted to "
+            f"{parts.hostname}, readable by anyone on the way; use https://, or add "
+            "--insecure-http if you accept that (without it, plain http:// goes to this "
+            "machine only: localhost, 127.0.0.0/8, ::1)"
+        )
+    root = f"{parts.scheme}://{parts.netloc}{parts.path}".rstrip("/")
+    return root if root.endswith("/api/v1") else f"{root}/api/v1"
+
+
+def bearer(token: str) -> str:
+    """The token as it is sent: without the whitespace around it (a token pasted with a space,
+    or read from a CRLF tokens.csv with its CR). Any other character that is not printable
+    ASCII is refused, by its code point only: the token is a secret, never shown."""
+    clean = token.strip()
+    if not clean:
+        raise UsageError("the token (--token or SCORER_TOKEN) is empty")
+    for at, char in enumerate(clean, 1):
+        if not " " <= char <= "~":
+            raise UsageError(
+                f"the token (--token or SCORER_TOKEN) has U+{ord(char):04X} at character "
+                f"{at}, which no token has: a token is printable ASCII, as `scorer serve team "
+                "add` printed it; copy it again"
+            )
+    return clean
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: urllib would send the token along to wherever the server points,
+    another host included. The 3xx answer is an error instead (`redirected`)."""
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: HTTPMessage,
+        newurl: str,
+    ) -> None:
+        return None
+
+
+def redirected(exc: urllib.error.HTTPError, asked: str) -> UsageError:
+    """A server's redirect as an error of the command, naming where it pointed."""
+    where = exc.headers.get("Location") if exc.headers is not None else None
+    exc.close()
+    if where is None:
+        said = "without saying where to"
+    else:  # the server's text: shown with its control characters escaped
+        said = f"and redirects to {urllib.parse.urljoin(asked, where)!r}"
+    return UsageError(
+        f"the server answered {exc.code} {said}: scorer submit follows no redirect, so your "
+        "token goes nowhere else; if that is the server, give its address as --server"
+    )
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The server's last word on an upload: its submission and the team's quota."""
@@ -65,14 +155,18 @@ class Verdict:
 
 
 class Client:
-    """A server at `url` (its root, or its `/api/v1`), as the team of `token`."""
+    """A server at `url` (its root, or its `/api/v1`), as the team of `token`; plain http://
+    to another machine than this one only with `insecure_http`."""
 
-    def __init__(self, url: str, token: str) -> None:
-        if not url.startswith(("http://", "https://")):
-            raise UsageError(f"--server {url!r}: expected an http:// or https:// address")
-        root = url.rstrip("/")
-        self.api = root if root.endswith("/api/v1") else f"{root}/api/v1"
-        self.token = token
+    def __init__(self, url: str, token: str, insecure_http: bool = False) -> None:
+        self.api = api_address(url, insecure_http)
+        self.token = bearer(token)
+        handlers: list[urllib.request.BaseHandler] = [NoRedirect()]
+        if loopback(urllib.parse.urlsplit(self.api).hostname or ""):
+            # a proxy of the environment (http_proxy) would get the token in clear, and could
+            # not reach this machine's server anyway
+            handlers.append(urllib.request.ProxyHandler({}))
+        self.opener = urllib.request.build_opener(*handlers)
 
     def _ask(
         self,
@@ -90,9 +184,11 @@ class Client:
         deadline = time.monotonic() + START
         while True:
             try:
-                with urllib.request.urlopen(request, timeout=60) as answer:
+                with self.opener.open(request, timeout=60) as answer:
                     return bytes(answer.read())
             except urllib.error.HTTPError as exc:
+                if 300 <= exc.code < 400:
+                    raise redirected(exc, request.full_url) from None
                 raise refusal(exc) from None
             except urllib.error.URLError as exc:
                 # a server starting or restarting refuses connections: waited for (a body
@@ -161,10 +257,10 @@ class Client:
             time.sleep(POLL)
 
 
-def submit(file: Path, url: str, token: str, wait: float) -> Verdict:
+def submit(file: Path, url: str, token: str, wait: float, insecure_http: bool = False) -> Verdict:
     """Check, upload, wait: the verdict. A rejection is raised as `scorer validate` raises
     it (`SubmissionError`), whether found here or by the server."""
-    client = Client(url, token)
+    client = Client(url, token, insecure_http)
     client.check(file)
     verdict = client.verdict(client.upload(file), wait)
     report = verdict.submission.get("report") or {}
