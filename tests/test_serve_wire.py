@@ -1,9 +1,9 @@
 """`scorer serve run` against slow, idle and many clients (issue 32, the wire): a real uvicorn
 on loopback and real sockets. Requests whose headers or body stand still are closed, an upload
 past `--upload-time` too, and nothing of it is kept; connections over a cap are refused at
-once; each is one log line a reason, never a traceback; a port in use is exit 2. The tests
-wait for events (a port answers, the server closes a socket), and give the server small times
-(`--idle-time`, hidden) where the issue's are 30 s."""
+once; each is one log line a reason, never a traceback; a second server on a folder, or a port
+in use, is exit 2. The tests wait for events (a port answers, the server closes a socket), and
+give the server small times (`--idle-time`, hidden) where the issue's are 30 s."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from serve_live import ROOT, SAMPLE, Live, answering, scorer
+from serve_live import ROOT, SAMPLE, Live, answering, free_port, scorer
 
 from scorer.serve import wire
 
@@ -347,6 +347,14 @@ def test_max_connections_over_the_open_file_limit_is_exit_2(tmp_path: Path) -> N
     )
     assert done.returncode == 2
     assert "--max-connections 5,000: at most 768 under this process's limit" in done.stderr
+
+
+def test_a_second_server_on_a_folder_is_exit_2(live: Live) -> None:
+    again = scorer("serve", "run", live.folder, "--port", str(free_port()), check=False)
+    assert again.returncode == 2
+    assert "another `scorer serve run` is serving this folder" in again.stderr
+    assert "Traceback" not in again.stderr
+    assert asked(live, "127.0.0.1").status_code == 200  # the first one serves on
 
 
 def test_a_port_in_use_is_exit_2_naming_it(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import datetime as dt
 import json
 import signal
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -249,13 +249,16 @@ def run(
                 f"scorer serve run needs the server's packages ({exc.name} is missing): "
                 "pip install 'ranklist-scorer[serve]'"
             ) from None
-        if no_workers and site.settings_of(home).db is None:
+        # the settings read first: a folder `init` did not make is told so, not locked
+        if site.settings_of(home).db is None and no_workers:
             raise UsageError(
                 "--no-workers needs a PostgreSQL store (init --db): on SQLite the server "
                 "that receives the uploads scores them"
             )
         limits = wire.bounds(idle_time, upload_time, max_per_address, max_connections)
-        with wire.listen(host, port) as sock:
+        # a folder has one server (a --db machine's private one is its own)
+        lock = wire.locked(home) if folder is not None else nullcontext()
+        with lock, wire.listen(host, port) as sock:
             server = Server(
                 home,
                 workers=0 if no_workers else workers,

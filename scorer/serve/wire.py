@@ -1,13 +1,15 @@
-"""`scorer serve run` on the wire: the listening socket, and every connection held to time and
-counted, so that slow, idle or many clients cannot hold the server."""
+"""`scorer serve run` on the wire: the folder's lock, the listening socket, and every connection
+held to time and counted, so that slow, idle or many clients cannot hold the server."""
 
 from __future__ import annotations
 
 import asyncio
 import errno
+import fcntl
 import ipaddress
 import json
 import logging
+import os
 import resource
 import socket
 import sys
@@ -16,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 from typing import ClassVar
 
 import h11
@@ -40,6 +43,9 @@ AT_ONCE = 32
 
 #: The fewest connections a server takes, whatever its open-file limit.
 FEWEST = 16
+
+#: The lock file of a folder being served.
+LOCK = "serve.lock"
 
 #: Seconds over which the connections refused or closed for one reason are told as one line.
 EVERY = 10.0
@@ -91,6 +97,24 @@ def bounds(idle: float, upload: float, per_address: int, connections: int | None
             f"of {files:,} open files ({RESERVE} kept for the store, the uploads and the workers)"
         )
     return Bounds(idle, upload, per_address, connections)
+
+
+@contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """Hold the folder's lock while the block runs; a second server on the folder is a usage
+    error (its start would sweep away the first's uploads under way). The lock ends with the
+    process, `kill -9` included; the file stays, empty."""
+    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(
+                f"{folder}: another `scorer serve run` is serving this folder; stop it first"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def listen(host: str, port: int) -> socket.socket:
