@@ -183,11 +183,7 @@ def answer(request: Request, exc: Exception) -> Response:
         return error(403 if exc.code == "competition_ended" else 400, exc.code, str(exc))
     if isinstance(exc, ScorerError):  # the library refused: a team name taken, or refused
         return error(400, str(exc.failure), str(exc))
-    if isinstance(exc, ClientDisconnect):  # gone: nobody reads the answer
-        print(
-            f"scorer serve: {request.method} {request.url.path}: the client went away",
-            file=sys.stderr,
-        )
+    if isinstance(exc, ClientDisconnect):  # gone: nobody reads the answer (`wire` counts it)
         return error(400, "disconnected", "the client went away before its request was whole")
     if isinstance(exc, StoreUnavailable):  # PostgreSQL restarting, a full disk: nothing done
         print(f"scorer serve: {exc}", file=sys.stderr)

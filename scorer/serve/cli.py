@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import signal
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -19,14 +16,11 @@ from scorer.leaderboard.cli import (
     BoardsFormat,
     BoardsJson,
     BoardsOutput,
-    WorkerBudget,
-    WorkerTimeout,
 )
 from scorer.leaderboard.manifest import MAX_SELECTED
 from scorer.leaderboard.render import Format
-from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT
 from scorer.serve import site
-from scorer.serve.store import WORKER_LEASE
+from scorer.serve.cli_run import run, worker
 from scorer.shell import CompetitionFile, emit, guarded
 
 serve_app = typer.Typer(
@@ -168,153 +162,8 @@ def team_list(folder: Folder, as_json: AsJson = False) -> None:
         typer.echo(f"{team}{' (revoked)' if revoked else ''}")
 
 
-Database = Annotated[
-    str | None,
-    typer.Option(
-        metavar="URL",
-        help="The server's PostgreSQL database (postgresql://…), for a machine without DIR.",
-    ),
-]
-
-
-@serve_app.command()
-def run(
-    folder: Annotated[
-        Path | None, typer.Argument(metavar="DIR", help="The server's folder (or --db).")
-    ] = None,
-    db: Database = None,
-    host: Annotated[
-        str,
-        typer.Option(help="The address to listen on: this machine only unless told otherwise."),
-    ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535, help="The port to listen on.")] = 8000,
-    workers: Annotated[
-        int, typer.Option(metavar="N", min=1, help="Worker processes scoring uploads.")
-    ] = 1,
-    no_workers: Annotated[
-        bool,
-        typer.Option(
-            "--no-workers", help="Score nothing here: `scorer serve worker` does (PostgreSQL)."
-        ),
-    ] = False,
-    max_memory: WorkerBudget = DEFAULT_BUDGET,
-    timeout: WorkerTimeout = DEFAULT_TIMEOUT,
-    max_upload: Annotated[
-        int,
-        typer.Option(metavar="BYTES", min=1, show_default="1 GiB", help="The largest upload."),
-    ] = 1 << 30,
-) -> None:
-    """Serve the competition: the page, the API under /api/v1, and the scoring of uploads.
-    Stops cleanly on Ctrl-C or SIGTERM; queued uploads are scored at the next start, after
-    any stop (kill -9 included). With a PostgreSQL store, any number of these can serve one
-    competition side by side, behind one proxy."""
-    with guarded("serve run", False), _home(folder, db, solution=not no_workers) as (home, own):
-        try:
-            import uvicorn
-
-            from scorer.serve.app import build
-            from scorer.serve.server import Server
-        except ModuleNotFoundError as exc:
-            raise UsageError(
-                f"scorer serve run needs the server's packages ({exc.name} is missing): "
-                "pip install 'ranklist-scorer[serve]'"
-            ) from None
-        if no_workers and site.settings_of(home).db is None:
-            raise UsageError(
-                "--no-workers needs a PostgreSQL store (init --db): on SQLite the server "
-                "that receives the uploads scores them"
-            )
-        server = Server(
-            home,
-            workers=0 if no_workers else workers,
-            budget=max_memory,
-            timeout=timeout,
-            max_upload=max_upload,
-            scratch=own,
-        )
-        app = build(home, server)
-        config = uvicorn.Config(
-            app, host=host, port=port, server_header=False, date_header=True, log_level="info"
-        )
-        # uvicorn stops gracefully on SIGINT and SIGTERM, then raises the signal again for the
-        # handler it found: a handler that does nothing, so that a clean stop exits 0
-        with _on_stop(_stopped):
-            uvicorn.Server(config).run()
-
-
-@contextmanager
-def _home(folder: Path | None, db: str | None, *, solution: bool) -> Iterator[tuple[Path, Path]]:
-    """The server's folder, or, for a machine given only the database, a private folder of
-    the competition it holds (`site.from_database`); and this process's own private folder
-    (`site.scratch`), where every temporary file it and its judging processes make lives,
-    removed when the command ends, or by the next one to start after a kill -9."""
-    if (folder is None) == (db is None):
-        raise UsageError("give the server's folder DIR, or --db URL for a machine without it")
-    with site.scratch() as own:
-        if folder is None:
-            site.from_database(str(db), own, solution=solution)
-        yield (own if folder is None else folder), own / "work"
-
-
-@serve_app.command()
-def worker(
-    db: Annotated[
-        str, typer.Option(metavar="URL", help="The server's PostgreSQL database (postgresql://…).")
-    ],
-    workers: Annotated[
-        int, typer.Option(metavar="N", min=1, help="Submissions judged at once, each isolated.")
-    ] = 1,
-    max_memory: WorkerBudget = DEFAULT_BUDGET,
-    timeout: WorkerTimeout = DEFAULT_TIMEOUT,
-    lease: Annotated[
-        float,
-        typer.Option(
-            metavar="SECONDS",
-            min=1,
-            help="How long a job waits for a worker that stopped answering before another "
-            "takes it (renewed every third of it while judging).",
-        ),
-    ] = WORKER_LEASE.total_seconds(),
-) -> None:
-    """Score the uploads of a server whose store is PostgreSQL, on this machine: jobs are
-    claimed from the database, judged under the same budget and deadline as `serve run`,
-    and each verdict is written once. Any number of workers may run, on any machines; one
-    that dies has its jobs taken again when its lease ends. Stops on Ctrl-C or SIGTERM,
-    handing back the jobs it holds."""
-    from scorer.leaderboard.batch import Isolation
-
-    with guarded("serve worker", False), _home(None, db, solution=True) as (home, own):
-        from scorer.serve.worker import Worker
-
-        settings = site.settings_of(home)
-        own.mkdir(mode=0o700)
-        isolation = Isolation(workers=workers, budget=max_memory, timeout=timeout)
-        scoring = Worker(
-            site.store_of(home),
-            own,
-            home / site.SOLUTION,
-            site.rules_of(home),
-            isolation,
-            dt.timedelta(seconds=lease),
-            freeze=None if settings.freeze is None else dt.datetime.fromisoformat(settings.freeze),
-        )
-        with _on_stop(lambda *_: scoring.cancel.set()):
-            scoring.run()
-
-
-@contextmanager
-def _on_stop(handler: Callable[[int, Any], object]) -> Iterator[None]:
-    """`handler` for Ctrl-C and SIGTERM while the block runs, the handlers before it after."""
-    before = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, previous in before.items():
-            signal.signal(sig, previous)
-
-
-def _stopped(signum: int, frame: object) -> None:
-    """The signal uvicorn stopped on, raised again once the server stopped: done with."""
+serve_app.command()(run)
+serve_app.command()(worker)
 
 
 @serve_app.command()
