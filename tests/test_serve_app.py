@@ -271,3 +271,26 @@ def test_a_pasted_token_is_trimmed(made: tuple[Server, str]) -> None:
     server, token = made
     answer = ask(server, "POST", "/team", data={"token": f"  {token}\r\n"})
     assert answer.status_code == 200 and "Team <bdi>alpha</bdi>" in answer.text
+
+
+def test_a_body_too_large_through_the_page_is_refused_and_counted_as_through_the_api(
+    made: tuple[Server, str],
+) -> None:
+    """The form's token comes before its file: the body is refused as soon as its team is
+    known, and counted among that team's refusals, as the API's is."""
+    server, token = made
+    body = (
+        b'--b\r\nContent-Disposition: form-data; name="token"\r\n\r\n'
+        + token.encode()
+        + b'\r\n--b\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\n'
+        + b"x" * 100
+        + b"\r\n--b--\r\n"
+    )
+    forged = {"Content-Type": "multipart/form-data; boundary=b", "Content-Length": str(1 << 40)}
+    page = ask(server, "POST", "/upload", content=body, headers=forged)
+    assert page.status_code == 413 and "the server&#x27;s cap" in page.text
+    api = ask(server, "POST", "/api/v1/submissions", content=body, headers=forged | bearer(token))
+    assert (api.status_code, api.json()["error"]["code"]) == (413, "too_large")
+    refused = [(r["team"], r["reason"], r["count"]) for r in server.store.refusals()]
+    assert refused == [("alpha", "too_large", 2)]
+    assert list((server.folder / "uploads").iterdir()) == []

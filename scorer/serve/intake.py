@@ -50,19 +50,22 @@ async def take(server: Server, request: Request, token: str | None) -> Taken:
     then accepted, or refused and counted among the refusals. Its time is when its body is
     whole and on disk (`Server.accept`)."""
     teams: list[Team] = []
+    length = request.headers.get("content-length", "")
+    too_large_body = length.isdigit() and int(length) > server.max_upload + FIELDS_BYTES
 
     def admit(fields: dict[str, str]) -> None:
-        """The team, checked before a byte of its file is kept: one that may upload."""
+        """The team, checked before a byte of its file is kept: one that may upload. A body
+        whose length is past the cap is refused as soon as its team is known (a form sends
+        its token before its file), and counted among that team's refusals."""
         team = server.team(fields.get("token") if token is None else token)
-        server.may_upload(team, utc())
         teams.append(team)
-
-    if token is not None:  # the API: refused before the body is read
-        await run_in_threadpool(admit, {})
-    length = request.headers.get("content-length", "")
-    try:
-        if length.isdigit() and int(length) > server.max_upload + FIELDS_BYTES:
+        if too_large_body:
             raise too_large(server.max_upload)
+        server.may_upload(team, utc())
+
+    try:
+        if token is not None:  # the API: refused before the body is read
+            await run_in_threadpool(admit, {})
         content_type = request.headers.get("content-type", "")
         stored: Upload = await server.receive(
             content_type, request.stream(), admit if token is None else None
