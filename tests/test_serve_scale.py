@@ -84,12 +84,16 @@ class Machines:
         return process
 
     def swept(self, dead: list[int], timeout: float = 60) -> bool:
-        """Whether, within `timeout`, no private folder of the `dead` processes is left,
-        while those of the processes running are."""
+        """Whether, within `timeout`, nothing of the `dead` processes is left in the machines'
+        temporary folder, while the private folders of the processes running are: every file
+        of a process (the solution's copy, the uploads judged, each judging process's own
+        folder) lives in its private folder, and nothing beside them."""
         deadline = time.monotonic() + timeout
         while True:
-            left = {int(p.name.split("-")[2]) for p in self.tmp.glob("scorer-serve-*")}
-            if left and not left & set(dead):
+            found = list(self.tmp.iterdir())
+            stray = [p.name for p in found if not p.name.startswith("scorer-serve-")]
+            left = {int(p.name.split("-")[2]) for p in found if p.name not in stray}
+            if left and not stray and not left & set(dead):
                 return True
             if time.monotonic() > deadline:
                 return False
