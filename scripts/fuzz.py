@@ -393,7 +393,7 @@ def run_one(example: Example, path: Path, solution: Any) -> tuple[str, str | Non
         return "failure", f"{type(exc).__name__} at {where}: {str(exc)[:80]}"
     else:
         outcome = "scored"
-        if not 0.0 <= result.overall <= 1.0:
+        if result.overall is not None and not 0.0 <= result.overall <= 1.0:
             return "failure", f"score out of range: {result.overall}"
     if example.data is None or example.suffix == ".parquet":
         return outcome, None
