@@ -22,6 +22,7 @@ from scorer.prepared import PreparedInfo
 from scorer.prepared import prepare as prepare_solution
 from scorer.read import DEFAULT_LIMITS, Limits
 from scorer.read.files import READABLE
+from scorer.read.limits import LINE_FLOOR
 from scorer.schemas import COMMANDS
 from scorer.schemas import schema as schema_of
 from scorer.scoring import ScoreResult
@@ -120,11 +121,11 @@ MaxRows = Annotated[
     int, _cap("ROWS", 1, f"{DEFAULT_LIMITS.max_rows:,}", "Most rows a file may have.")
 ]
 MaxLine = Annotated[
-    int,
+    int | None,
     _cap(
         "BYTES",
         16,
-        f"{DEFAULT_LIMITS.max_line_bytes:,} bytes",
+        f"from the competition's k and ids, at least {LINE_FLOOR:,} bytes",
         "Longest line of a CSV file.",
     ),
 ]
@@ -150,7 +151,7 @@ Parts = Annotated[
 
 
 def _limits(
-    max_bytes: int, max_decompressed: int, max_rows: int, max_line: int, max_memory: int
+    max_bytes: int, max_decompressed: int, max_rows: int, max_line: int | None, max_memory: int
 ) -> Limits:
     return Limits(
         max_file_bytes=max_bytes,

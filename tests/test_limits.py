@@ -20,10 +20,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+import scorer
 from scorer.cli import app
+from scorer.competition import LOST_ITEMS, Columns, Competition, IdKind, Ids
 from scorer.read import text as io
+from scorer.read.cells import MAX_TEXT_ID
 from scorer.read.inflate import inflate
-from scorer.read.limits import Limits
+from scorer.read.limits import Limits, longest_line
 from scorer.read.text import _LineLengths, scan_text
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -213,6 +216,54 @@ def test_the_line_cap_is_configurable(tmp_path: Path) -> None:
     report = rejected("validate", str(path), "--targets", TARGETS, "--max-line", "29")
     long = next(p for p in report["problems"] if p["code"] == "line_too_long")
     assert [e["line"] for e in long["examples"]] == [10]
+
+
+#: A competition of long lists and long text ids: k = 100 ids of up to 256 bytes a line.
+WIDE = Competition(
+    name="wide",
+    k=100,
+    columns=Columns(user="user_id", item="item_id", list="items"),
+    ids=Ids(user=IdKind.TEXT, item=IdKind.TEXT),
+)
+
+
+def wide_files(folder: Path, id_bytes: int, long_line: int | None = None) -> tuple[Path, Path]:
+    """A solution (two users, public, one relevant item each) and a wide submission of WIDE,
+    every id `id_bytes` long, the lists quoted and the line ends CRLF as Excel writes them;
+    user u2's list is the first relevant item, then its own; `long_line`: the line of u1
+    padded past any cap (2 MB of one id)."""
+    items = [f"i{n:0{id_bytes - 1}d}" for n in range(200)]
+    solution = folder / "solution.csv"
+    solution.write_text(f"user_id,item_id,stage\nu1,{items[0]},public\nu2,{items[0]},public\n")
+    lines = ["user_id,items", f'u1,"{" ".join(items[:100])}"', f'u2,"{" ".join(items[100:])}"']
+    if long_line is not None:
+        lines[long_line - 1] = "u1," + "7" * (2 * MB)
+    submission = folder / "submission.csv"
+    submission.write_bytes("\r\n".join(lines).encode() + b"\r\n")
+    return solution, submission
+
+
+@pytest.mark.parametrize("id_bytes", [41, MAX_TEXT_ID])
+def test_the_default_line_cap_takes_a_wide_file_of_100_long_ids(
+    tmp_path: Path, id_bytes: int
+) -> None:
+    solution, submission = wide_files(tmp_path, id_bytes)
+    assert len(submission.read_bytes().split(b"\r\n")[1]) > 100 * id_bytes > 4096
+    result = scorer.score(submission, solution, competition=WIDE)
+    assert (result.public, result.private) == ((1.0 + 0.0) / 2, None)  # u1's item at rank 1
+
+
+def test_the_default_line_cap_is_the_longest_line_a_valid_file_has() -> None:
+    """Each id at its longest, quoted (a quote inside a text id doubled), one separator between
+    cells and ids, CRLF; never below 4,096 bytes."""
+    assert Limits().max_line_bytes is None  # set from the competition by every reader
+    assert longest_line(LOST_ITEMS) == 4096
+    text_id = 2 * MAX_TEXT_ID + 2
+    wide_line = text_id + 1 + (100 * 2 * MAX_TEXT_ID + 99 + 2) + 1 + len('"private"') + len("\r")
+    assert longest_line(WIDE) == wide_line
+    assert Limits().for_competition(WIDE).max_line_bytes == wide_line
+    given = Limits(max_line_bytes=100)
+    assert given.for_competition(WIDE) is given  # a cap given stays
 
 
 def naive_spans(data: bytes, limit: int) -> list[tuple[int, int, int]]:

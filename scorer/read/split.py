@@ -41,6 +41,7 @@ class Parts:
 
     def table(self, part: int, limits: Limits) -> Table:
         """One part as a table with the file's own line numbers (perhaps with no row)."""
+        limits = limits.for_competition(self.spec.competition)
         files = sorted((self.folder / f"_part={part}").glob("*.parquet"))
         if files:  # one user's rows may fill a part: counted from the footers, before reading
             count = pl.scan_parquet(files).select(pl.len()).collect().item()
@@ -72,6 +73,7 @@ def split(source: Path, spec: Spec, count: int, folder: Path, limits: Limits) ->
     """Stream a CSV or CSV.gz file into `count` parts by user (a gzip file is decompressed
     once, into `folder`). A file refused as a whole raises `Rejected`, as when read whole."""
     file = describe(source)
+    limits = limits.for_competition(spec.competition)
     folder.mkdir(parents=True, exist_ok=True)
     kind, content = open_path(source, file, limits, inflate_to=folder / "inflated.csv")
     if kind not in ("csv", "csv.gz") or not isinstance(content, Path):
@@ -105,7 +107,7 @@ def split(source: Path, spec: Spec, count: int, folder: Path, limits: Limits) ->
             .filter(
                 pl.col("line") > 1,
                 pl.col("text").str.strip_chars().str.len_bytes() > 0,
-                pl.col("text").str.len_bytes() <= limits.max_line_bytes,
+                pl.col("text").str.len_bytes() <= limits.line_cap,
             )
             .select(pl.col("line").cast(pl.Int64), "text", _part=part.cast(pl.Int64))
             .sink_parquet(pl.PartitionBy(folder / "lines", key="_part", include_key=False))

@@ -77,10 +77,10 @@ def scan_text(
     maybe_long = False
     last = b""
     head = b""
-    block = _block(limits.max_line_bytes)
+    block = _block(limits.line_cap)
     for chunk in _chunks(content):
         if not head:
-            head = chunk[: limits.max_line_bytes + 4]
+            head = chunk[: limits.line_cap + 4]
         data = np.frombuffer(chunk, np.uint8)
         newline = data == _NEWLINE
         found = int(np.count_nonzero(newline))
@@ -99,7 +99,7 @@ def scan_text(
         return scan_text(file, _lf(content), limits, blank_long=blank_long, texts=texts)
     # A quote left open makes polars' reader panic ('"' alone): such a file takes the slow path.
     lenient = lenient or quotes % 2 == 1
-    lengths = _LineLengths(limits.max_line_bytes)
+    lengths = _LineLengths(limits.line_cap)
     if maybe_long:  # a block without a newline: measure every line, in a second pass
         for chunk in _chunks(content):
             lengths.feed(chunk)
@@ -117,12 +117,12 @@ def scan_text(
             )
         )
     first = head.split(b"\n", 1)[0]
-    if len(first) > limits.max_line_bytes:
+    if len(first) > limits.line_cap:
         raise Rejected(
             single(
                 file,
                 Code.LINE_TOO_LONG,
-                f"{file}: line 1 (the header) is longer than {limits.max_line_bytes:,} bytes",
+                f"{file}: line 1 (the header) is longer than {limits.line_cap:,} bytes",
                 line=1,
             )
         )
@@ -274,7 +274,7 @@ def long_lines(text: Text, limits: Limits) -> list[Problem]:
                 Issue(
                     Code.LINE_TOO_LONG,
                     f"line {ln}: the line has {n:,} bytes; at most "
-                    f"{limits.max_line_bytes:,} are accepted",
+                    f"{limits.line_cap:,} are accepted",
                     line=ln,
                 )
                 for ln, n in text.long_lines
