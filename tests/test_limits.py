@@ -266,6 +266,29 @@ def test_the_default_line_cap_is_the_longest_line_a_valid_file_has() -> None:
     assert given.for_competition(WIDE) is given  # a cap given stays
 
 
+@pytest.mark.parametrize("parts", [None, 2])
+def test_a_refused_line_is_not_also_a_missing_user(tmp_path: Path, parts: int | None) -> None:
+    """u1's line is refused whole (too long): u1 is in the file, so it is not reported
+    missing as well, read whole or in parts."""
+    solution, submission = wide_files(tmp_path, 41, long_line=2)
+    with pytest.raises(scorer.SubmissionError) as caught:
+        scorer.validate(submission, solution=solution, competition=WIDE, parts=parts)
+    assert caught.value.report.codes == ["line_too_long"]
+
+
+@pytest.mark.parametrize("parts", [None, 2])
+def test_a_line_of_too_many_fields_is_not_also_a_missing_user(
+    tmp_path: Path, parts: int | None
+) -> None:
+    solution, submission = wide_files(tmp_path, 41)
+    lines = submission.read_bytes().split(b"\r\n")
+    lines[2] = lines[2].replace(b'"', b"").replace(b" ", b",")  # a list with unquoted commas
+    submission.write_bytes(b"\r\n".join(lines))
+    with pytest.raises(scorer.SubmissionError) as caught:
+        scorer.validate(submission, solution=solution, competition=WIDE, parts=parts)
+    assert caught.value.report.codes == ["field_count"]
+
+
 def naive_spans(data: bytes, limit: int) -> list[tuple[int, int, int]]:
     """(line, start, end) of every line longer than `limit`: the obvious way."""
     spans, start = [], 0
@@ -320,14 +343,20 @@ def test_scan_text_finds_every_long_line_whatever_the_chunk_size(
     assert text.lines == len(lines) + 1
 
 
-def test_scan_text_blanks_long_lines_only_when_asked(tmp_path: Path) -> None:
+def test_scan_text_cuts_long_lines_only_when_asked(tmp_path: Path) -> None:
+    """Cut to the cap's bytes (at most `HEAD`), a character the cut ends in two left out:
+    its user cell is read, never the rest."""
     path = tmp_path / "s.csv"
-    path.write_bytes(HEADER + b"1,2,3\n" + b"9" * 100 + b"\n4,5,6\n")
-    limits = Limits(max_line_bytes=50)
+    long = b"7," + "é".encode() * 50
+    path.write_bytes(HEADER + b"1,2,3\n" + long + b"\n4,5,6\n")
+    limits = Limits(max_line_bytes=51)  # 49 bytes of é: 24 and a half
     kept = scan_text("s.csv", path, limits)
-    assert kept.source == path and kept.long_count == 1 and kept.long_lines == ((3, 100),)
+    assert kept.source == path and kept.long_count == 1 and kept.long_lines == ((3, 102),)
+    assert kept.cut == ()
     blanked = scan_text("s.csv", path, limits, blank_long=True)
-    assert blanked.source == HEADER + b"1,2,3\n\n4,5,6\n"
+    assert blanked.source == HEADER + b"1,2,3\n7," + "é".encode() * 24 + b"\n4,5,6\n"
+    assert blanked.cut == (3,)
+    assert io.cut_to(50) == 50 and io.cut_to(10**6) == io.HEAD
 
 
 # --- Millions of users ----------------------------------------------------------------------
