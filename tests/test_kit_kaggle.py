@@ -30,7 +30,7 @@ from strategies import SPLIT_WORDS, column_names, id_cell
 
 import scorer
 from scorer import Competition, Metric, SubmissionError
-from scorer.competition import LOST_ITEMS, EmptyUsers, Rows
+from scorer.competition import LOST_ITEMS, EmptyUsers, IdKind, Ids, Rows
 from scorer.platforms import kaggle, kaggle_metric, kit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -319,6 +319,71 @@ def test_the_kit_builds_for_another_competition_and_scores_as_scorer(
             found = metric.score(rows.reset_index(drop=True), part.reset_index(drop=True), user)
             assert found == (0.0 if path else value)
     assert math.isfinite(expected.public or math.nan)
+
+
+def as_kaggle_reads(text: str) -> pd.DataFrame:
+    """A CSV file as Kaggle's metric template reads it: pandas' default types, so a column
+    of one all-digit id a row (or none) is numbers, its leading zeros gone."""
+    return pd.read_csv(pd.io.common.StringIO(text))
+
+
+def test_hm_kaggle_ids_read_as_numbers_on_one_side_score_as_scorer(tmp_path: Path) -> None:
+    """data/hm-kaggle with every customer listing one article (or none): pandas reads the
+    submission's list as numbers (0174884004 is 174884004.0) and the solution's (several
+    ids a row) as text; the metric maps the numbers back through the solution's ids."""
+    data = ROOT / "data" / "hm-kaggle"
+    competition = Competition.load(data / "competition.toml")
+    out = tmp_path / "kit"
+    kit.build("kaggle", data / "solution.csv", out, competition=data / "competition.toml")
+    metric = load(out / "metric.py")
+    user, listed = competition.columns.user, competition.columns.list
+    wide = pd.read_csv(data / "sample_submission.csv", dtype=str, keep_default_na=False)
+    wide[listed] = wide[listed].str.split(" ").str[0]  # the first article, or none
+    (tmp_path / "one.csv").write_text(wide.to_csv(index=False), encoding="utf-8")
+    expected = scorer.score(tmp_path / "one.csv", data / "solution.csv", competition=competition)
+    solution = as_kaggle_reads((out / "solution.csv").read_text("utf-8"))
+    frame = as_kaggle_reads((tmp_path / "one.csv").read_text("utf-8"))
+    assert frame[listed].dtype.kind == "f" and solution[listed].dtype.kind not in "iuf"
+    assert expected.public and expected.private  # hits: a silent 0 would show
+    for usage, value in (("Public", expected.public), ("Private", expected.private)):
+        rows = solution[solution["Usage"] == usage].drop(columns="Usage").reset_index(drop=True)
+        part = frame[frame[user].isin(rows[user])].reset_index(drop=True)
+        assert metric.score(rows, part, user) == value
+
+
+#: Text ids of one digit string with leading zeros: users 01, 02, 03; user 01 and 02 each
+#: have one relevant item (0007, 0008), 03 none, so pandas reads the solution's lists as
+#: numbers; the submission's two ids a user stay text.
+DIGITS = Competition(k=2, rows=Rows.AT_MOST, ids=Ids(user=IdKind.TEXT, item=IdKind.TEXT))
+DIGITS_SOLUTION = "user_id,edition_ids\n01,0007\n02,0008\n03,\n"
+DIGITS_SUBMISSION = "user_id,edition_ids\n01,0009 0007\n02,0008 0009\n03,0009 0007\n"
+
+
+def test_ids_read_as_numbers_in_the_solution_only_score_as_scorer(tmp_path: Path) -> None:
+    metric = metric_for(DIGITS, tmp_path)
+    long = "user_id,edition_id\n01,0007\n02,0008\n03,\n"
+    (tmp_path / "solution.csv").write_text(long, encoding="utf-8")
+    (tmp_path / "submission.csv").write_text(DIGITS_SUBMISSION, encoding="utf-8")
+    expected = scorer.score(
+        tmp_path / "submission.csv", tmp_path / "solution.csv", competition=DIGITS
+    ).overall
+    solution, submission = as_kaggle_reads(DIGITS_SOLUTION), as_kaggle_reads(DIGITS_SUBMISSION)
+    assert solution["user_id"].dtype.kind == "i" and solution["edition_ids"].dtype.kind == "f"
+    assert submission["user_id"].dtype.kind == "i"  # 01 is 1 on both sides
+    found = metric.score(solution, submission, "user_id")
+    assert found == expected == (1 / math.log2(3) + 1 + 0) / 3
+
+
+def test_ids_told_apart_by_their_zeros_alone_are_refused_naming_the_fix(tmp_path: Path) -> None:
+    """The solution holds 007 and 0007 (text: a row of two), the submission 7 (numbers): which
+    one it was is lost, so the metric says how to read the files, and scores nothing."""
+    metric = metric_for(DIGITS, tmp_path)
+    solution = as_kaggle_reads("user_id,edition_ids\nu1,007 0007\n")
+    submission = as_kaggle_reads("user_id,edition_ids\nu1,7\n")
+    with pytest.raises(metric.HostVisibleError) as info:
+        metric.score(solution, submission, "user_id")
+    assert "leading zeros" in str(info.value)
+    assert "dtype=str" in str(info.value)
 
 
 def test_a_cell_that_is_no_text_is_judged_as_text(tmp_path: Path) -> None:
