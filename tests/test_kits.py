@@ -30,12 +30,14 @@ import stat
 import subprocess
 import sys
 import uuid
+import warnings
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pandas as pd
 import polars as pl
 import pytest
@@ -195,6 +197,20 @@ def test_kaggle_kit_files(kits: Path) -> None:
     assert kaggle.spec(LOST_ITEMS) == load_metric(kit / "metric.py").SPEC
     steps = re.findall(r"^(\d+)\. ", (kit / "README.md").read_text(), re.M)
     assert steps == [str(i) for i in range(1, len(steps) + 1)] and len(steps) >= 8
+
+
+def test_kaggle_notebook_is_valid_for_its_nbformat(kits: Path) -> None:
+    """nbformat 4.5 requires an `id` on every cell: its schema refuses a cell without one,
+    which nbformat's `validate` only repairs, with a warning that it will become an error."""
+    raw = json.loads((kits / "kaggle" / "metric.ipynb").read_text(encoding="utf-8"))
+    assert (raw["nbformat"], raw["nbformat_minor"]) == (4, 5)
+    assert [cell.get("id") for cell in raw["cells"]] == ["metric"]
+    schema = nbformat.validator.get_validator(version=4, version_minor=5)
+    assert schema is not None
+    schema.validate(raw)  # the JSON as written, not repaired
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # MissingIDFieldWarning and the like
+        nbformat.validate(nbformat.reads(json.dumps(raw), as_version=nbformat.NO_CONVERT))
 
 
 def test_kaggle_solution_of_the_kit_reads_back(kits: Path, wide_sample: Path) -> None:

@@ -139,6 +139,8 @@ def write(kit: Kit) -> list[Path]:
 def notebook(source: str) -> str:
     """The metric as a one-cell notebook (nbformat 4), for Kaggle's notebook editor."""
     cell: dict[str, Any] = {
+        # nbformat 4.5 requires a cell id; a fixed one keeps the kit the same bytes each time
+        "id": "metric",
         "cell_type": "code",
         "execution_count": None,
         "metadata": {},
