@@ -26,7 +26,7 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import SPLIT_WORDS, column_names, id_cell
+from strategies import ID_STYLES, SPLIT_WORDS, column_names, id_cell, id_kind
 
 import scorer
 from scorer import Competition, Metric, SubmissionError
@@ -122,12 +122,14 @@ class Drawn:
 @st.composite
 def drawn(draw: st.DrawFn) -> Drawn:
     """A competition (any columns, k, metric, row rule, empty-user rule, id kind, split
-    words), a solution, and a wide submission, valid or with one drawn flaw."""
-    ids = draw(st.sampled_from(["integer", "text"]))
+    words), a solution, and a wide submission, valid or with one drawn flaw. Text ids may
+    all be digits with a leading zero, and lists may hold one id at most: pandas then reads
+    such a column as numbers (`ID_STYLES`)."""
+    ids = draw(st.sampled_from(ID_STYLES))
     names = column_names(4, refusable=False).filter(lambda n: not {"stage", "Usage"} & set(n))
     user, item, rank, listed = draw(names)
     public, private, ignored = draw(st.sampled_from(SPLIT_WORDS))
-    k = draw(st.integers(1, 12))
+    k = draw(st.sampled_from([1, 1, *range(2, 13)]))
     rows = draw(st.sampled_from(list(Rows)))
     competition = Competition.of(
         {
@@ -137,7 +139,7 @@ def drawn(draw: st.DrawFn) -> Drawn:
             "rows": str(rows),
             "empty_users": str(draw(st.sampled_from(list(EmptyUsers)))),
             "columns": {"user": user, "item": item, "rank": rank, "list": listed},
-            "ids": {"user": ids, "item": ids},
+            "ids": {"user": id_kind(ids), "item": id_kind(ids)},
             "splits": {
                 "columns": ["stage"],
                 "public": public,
@@ -148,19 +150,21 @@ def drawn(draw: st.DrawFn) -> Drawn:
     )
     users = draw(st.lists(st.integers(0, 10**6), min_size=2, max_size=7, unique=True))
     pool = st.integers(1, 2 * k + 6)
+    most = draw(st.sampled_from([1, 6, 6]))  # one id a list at most, in the solution too
     solution = [f"{user},{item},stage"]
     usage: dict[str, str] = {}
     for u in users:
         stage = draw(st.sampled_from([public, private]))
         usage[id_cell(ids, u)] = "Public" if stage == public else "Private"
-        lost = draw(st.lists(pool, max_size=6, unique=True))
+        lost = draw(st.lists(pool, max_size=most, unique=True))
         solution += [
             f"{id_cell(ids, u)},{'' if i is None else id_cell(ids, i)},{stage}"
             for i in lost or [None]
         ]
     lists: dict[str, list[str]] = {}
     for u in users:
-        n = draw(st.integers(k if rows is Rows.EXACTLY else 0, k))
+        low = k if rows is Rows.EXACTLY else 0
+        n = draw(st.integers(low, max(low, k if most > 1 else 1)))
         lists[id_cell(ids, u)] = [
             id_cell(ids, i) for i in draw(st.lists(pool, min_size=n, max_size=n, unique=True))
         ]
@@ -223,15 +227,18 @@ def scorer_scores(case: Drawn, folder: Path) -> dict[str, float | None] | None:
 
 
 def kaggle_scores(case: Drawn, metric: Any) -> dict[str, float | None] | None:
-    """The metric called as Kaggle calls it: per `Usage`, the solution's rows of that split
-    and the submission's rows of its users (rows of no solution user reach both calls); None
-    if either call rejects the file; a split's score is None when the metric says the host
-    has no user to average (every user left out)."""
+    """The metric called as Kaggle calls it: the kit's solution file and the submission read
+    as Kaggle's metric template reads them (pandas' default types: a column of one all-digit
+    id a row is numbers), then per `Usage` the solution's rows of that split and the
+    submission's rows of its users (rows of no solution user reach both calls); None if
+    either call rejects the file; a split's score is None when the metric says the host has
+    no user to average (every user left out)."""
     columns = case.competition.columns
-    wide = kaggle.kaggle_solution(
+    written = kaggle.kaggle_solution(
         pl.read_csv(case.solution.encode(), infer_schema=False), case.competition
-    ).to_pandas()
-    frame = pd.read_csv(pd.io.common.StringIO(case.submission), dtype=str, keep_default_na=False)
+    ).write_csv()
+    wide = pd.read_csv(pd.io.common.StringIO(written))
+    frame = pd.read_csv(pd.io.common.StringIO(case.submission))
     found: dict[str, float | None] = {}
     for usage in ("Public", "Private"):
         rows = wide[wide["Usage"] == usage].drop(columns="Usage").reset_index(drop=True)
