@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,6 +22,7 @@ from scorer.prepared import PreparedInfo
 from scorer.prepared import prepare as prepare_solution
 from scorer.read import DEFAULT_LIMITS, Limits
 from scorer.read.files import READABLE
+from scorer.read.limits import LINE_FLOOR
 from scorer.schemas import COMMANDS
 from scorer.schemas import schema as schema_of
 from scorer.scoring import ScoreResult
@@ -40,6 +40,7 @@ from scorer.shell import (
     explain,
     fail,
     guarded,
+    score_table,
 )
 from scorer.version import __version__
 from scorer.write import output_kind, write_table
@@ -120,11 +121,11 @@ MaxRows = Annotated[
     int, _cap("ROWS", 1, f"{DEFAULT_LIMITS.max_rows:,}", "Most rows a file may have.")
 ]
 MaxLine = Annotated[
-    int,
+    int | None,
     _cap(
         "BYTES",
         16,
-        f"{DEFAULT_LIMITS.max_line_bytes:,} bytes",
+        f"from the competition's k and ids, at least {LINE_FLOOR:,} bytes",
         "Longest line of a CSV file.",
     ),
 ]
@@ -150,7 +151,7 @@ Parts = Annotated[
 
 
 def _limits(
-    max_bytes: int, max_decompressed: int, max_rows: int, max_line: int, max_memory: int
+    max_bytes: int, max_decompressed: int, max_rows: int, max_line: int | None, max_memory: int
 ) -> Limits:
     return Limits(
         max_file_bytes=max_bytes,
@@ -200,7 +201,7 @@ def score(
     with guarded("score", as_json):
         result = run()
     if not as_json:
-        typer.echo(_score_table(result))
+        typer.echo(score_table(result))
     try:
         if per_user is not None:
             write_table(result.per_user, per_user)
@@ -208,38 +209,6 @@ def score(
         raise fail("score", as_json, *explain(exc), done=result.to_dict()) from None
     if as_json:
         emit("score", result.to_dict())
-
-
-def _score_table(result: ScoreResult, width: int | None = None) -> str:
-    """The scores for people, `width` characters wide at most (the terminal's, `COLUMNS`, or
-    80): the metrics that do not fit beside the split and user columns are stacked below
-    in another block of the same rows, the competition's metric always in the first."""
-    width = width or shutil.get_terminal_size().columns
-    names = list(result.competition.labels.values())
-    rows = [(split, values) for split, values in result.splits.items() if values is not None]
-    cell = max(12, *map(len, names))  # 'precision@100' is 13 characters
-    users = max(7, *(len(f"{values.users:,}") for _, values in rows))
-    fits = max(1, (width - 8 - 1 - users) // (cell + 2))
-    per_block = -(-len(names) // -(-len(names) // fits))  # blocks of even size: 3 and 3
-    lines: list[str] = []
-    for start in range(0, len(names), per_block):
-        block = names[start : start + per_block]
-        if lines:
-            lines.append("")
-        lines.append(
-            f"{'split':<8} {'users':>{users}}  " + "  ".join(f"{n:>{cell}}" for n in block)
-        )
-        for split, values in rows:
-            row = values.to_dict(result.competition)
-            cells = "  ".join(f"{row[n]:>{cell}.6f}" for n in block)
-            lines.append(f"{split:<8} {values.users:>{users},}  {cells}")
-    if result.ignored:
-        noun = "user" if result.ignored == 1 else "users"
-        lines.append(
-            f"ignored  {result.ignored:>{users},}  {noun} of the solution's ignored stage: "
-            "checked, not scored"
-        )
-    return "\n".join(lines)
 
 
 @app.command()

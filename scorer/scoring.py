@@ -61,8 +61,9 @@ class SplitScore:
 @dataclass(frozen=True)
 class ScoreResult:
     """Scores of one submission: `overall`, `public` and `private` are the competition's
-    metric (None where the solution has no such split); `splits` has every metric;
-    `per_user` one row a scored user, the user in the competition's user column."""
+    metric (None where the solution has no such split, or the split scored no user: a mean
+    over no users has no value); `splits` has every metric; `per_user` one row a scored
+    user, the user in the competition's user column."""
 
     splits: Mapping[Split, SplitScore | None]
     #: Left out of the repr: a million users' rows are no summary.
@@ -82,9 +83,11 @@ class ScoreResult:
             object.__setattr__(self, "per_user", self.per_user.rename({USER: name}))
 
     @property
-    def overall(self) -> float:
+    def overall(self) -> float | None:
+        # None, as `metrics` says, when no user is scored (every one ignored, or excluded
+        # under `exclude`): 0.0 would read as a submission that found nothing.
         split = self.splits[Split.OVERALL]
-        return split.value(self.competition.metric) if split else 0.0
+        return split.value(self.competition.metric) if split else None
 
     @property
     def public(self) -> float | None:

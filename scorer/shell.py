@@ -1,11 +1,13 @@
 """What every command shares: exit codes, the `--json` option, and errors turned into exits,
-with one JSON object on stdout for every outcome when `--json` is given."""
+with one JSON object on stdout for every outcome when `--json` is given; and the score
+table people read."""
 
 from __future__ import annotations
 
 import errno
 import json
 import os
+import shutil
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -16,7 +18,7 @@ import typer
 from polars.exceptions import PanicException
 from typer.core import TyperGroup
 
-from scorer.competition import LOST_ITEMS, Competition
+from scorer.competition import LOST_ITEMS, Competition, EmptyUsers
 from scorer.envelope import INTERRUPTED_EARLY, Status, command_of, envelope
 from scorer.errors import (
     MAX_EXAMPLES,
@@ -27,6 +29,7 @@ from scorer.errors import (
     UsageError,
     error_object,
 )
+from scorer.scoring import ScoreResult
 
 #: Exit codes, stable for automation; each goes with one JSON `status`.
 OK, REJECTED, HOST, INTERRUPTED = 0, 1, 2, 130
@@ -188,3 +191,57 @@ def _command_of(exc: typer.TyperException) -> str:
         names.append(ctx.info_name or "")
         ctx = ctx.parent
     return " ".join(reversed(names))
+
+
+def score_table(result: ScoreResult, width: int | None = None) -> str:
+    """The scores for people, `width` characters wide at most (the terminal's, `COLUMNS`, or
+    80): the metrics that do not fit beside the split and user columns are stacked below
+    in another block of the same rows, the competition's metric always in the first."""
+    width = width or shutil.get_terminal_size().columns
+    names = list(result.competition.labels.values())
+    rows = [(split, values) for split, values in result.splits.items() if values is not None]
+    if not rows:
+        return _no_user_scored(result)
+    cell = max(12, *map(len, names))  # 'precision@100' is 13 characters
+    users = max(7, *(len(f"{values.users:,}") for _, values in rows))
+    fits = max(1, (width - 8 - 1 - users) // (cell + 2))
+    per_block = -(-len(names) // -(-len(names) // fits))  # blocks of even size: 3 and 3
+    lines: list[str] = []
+    for start in range(0, len(names), per_block):
+        block = names[start : start + per_block]
+        if lines:
+            lines.append("")
+        lines.append(
+            f"{'split':<8} {'users':>{users}}  " + "  ".join(f"{n:>{cell}}" for n in block)
+        )
+        for split, values in rows:
+            row = values.to_dict(result.competition)
+            cells = "  ".join(f"{row[n]:>{cell}.6f}" for n in block)
+            lines.append(f"{split:<8} {values.users:>{users},}  {cells}")
+    if result.ignored:
+        lines.append(_ignored_line(result.ignored, users))
+    return "\n".join(lines)
+
+
+def _ignored_line(ignored: int, width: int) -> str:
+    """The table's line for the ignored users, their count right-aligned in `width`."""
+    noun = "user" if ignored == 1 else "users"
+    return (
+        f"ignored  {ignored:>{width},}  {noun} of the solution's ignored stage: checked, not scored"
+    )
+
+
+def _no_user_scored(result: ScoreResult) -> str:
+    """What the table says in place of its rows when no user is scored: why, and that the
+    means have no value (None in the library, null in --json), never a 0."""
+    if result.no_lost is not EmptyUsers.EXCLUDE:
+        why = "every target user is in the solution's ignored stage"
+    elif result.ignored:
+        why = (
+            "every target user is in the solution's ignored stage or has no relevant item, "
+            "and empty_users = exclude leaves the latter out"
+        )
+    else:
+        why = "no target user has a relevant item, and empty_users = exclude leaves such users out"
+    line = f"no user scored ({why}): a mean over no users has no value, null in --json"
+    return "\n".join([line, _ignored_line(result.ignored, 7)] if result.ignored else [line])

@@ -38,6 +38,7 @@ from typing import Any
 import polars as pl
 
 from scorer import HostError, Limits, SubmissionError, read_solution, score
+from scorer.competition import LOST_ITEMS
 from scorer.errors import Report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,7 +117,7 @@ def strict_read(data: bytes, gzipped: bool, limits: Limits) -> dict[int, dict[in
         if len(data) > limits.max_decompressed_bytes:
             return None
     lines = data.split(b"\n")
-    if any(len(line) > limits.max_line_bytes for line in lines):
+    if any(len(line) > limits.for_competition(LOST_ITEMS).line_cap for line in lines):
         return None
     if lines and lines[-1] == b"":
         lines.pop()
@@ -393,7 +394,7 @@ def run_one(example: Example, path: Path, solution: Any) -> tuple[str, str | Non
         return "failure", f"{type(exc).__name__} at {where}: {str(exc)[:80]}"
     else:
         outcome = "scored"
-        if not 0.0 <= result.overall <= 1.0:
+        if result.overall is not None and not 0.0 <= result.overall <= 1.0:
             return "failure", f"score out of range: {result.overall}"
     if example.data is None or example.suffix == ".parquet":
         return outcome, None

@@ -417,7 +417,9 @@ def problems(text: str, targets: Iterable[Id], rules: Rules | None = None) -> Co
     Counting: one a bad cell or a bad line; one a repeated row (a user's rank or edition seen
     before); one a user for row count, missing and unknown users.
 
-    A line with the wrong number of fields is judged no further. A bad cell is left out of
+    A line with the wrong number of fields is judged no further, but for its user cell: a
+    user written there is in the file, so it is not missing (the line is its problem). A
+    bad cell is left out of
     the rules that need it: a row with a bad user id belongs to no user; a row with a bad rank
     still counts towards its user's rows but not in the repeated-rank rule; likewise a bad
     item id. Blank lines are skipped; line numbers do not matter here.
@@ -448,13 +450,18 @@ def problems(text: str, targets: Iterable[Id], rules: Rules | None = None) -> Co
     ranks_seen: set[tuple[Id, int]] = set()
     editions_seen: set[tuple[Id, Id]] = set()
     unknown: set[Id] = set()
+    refused: set[Id] = set()  # users of lines of the wrong number of fields
+    read_user = _text_id if rules.user_ids == "text" else _id
     for line in body:
         fields = line.split(",")
         if len(fields) != len(header):
             found["field_count"] += 1
+            at = header.index(rules.user)
+            user = read_user(_unquote(fields[at])) if at < len(fields) else None
+            refused |= {user} if user is not None else set()
             continue
         cell = dict(zip(header, (_unquote(f) for f in fields), strict=True))
-        user = _text_id(cell[rules.user]) if rules.user_ids == "text" else _id(cell[rules.user])
+        user = read_user(cell[rules.user])
         item = cell[rules.item]
         edition = _text_id(item) if rules.item_ids == "text" else _id(item)
         rank = _rank(cell[rules.rank], rules.k)
@@ -476,7 +483,7 @@ def problems(text: str, targets: Iterable[Id], rules: Rules | None = None) -> Co
             editions_seen.add((user, edition))
     allowed = range(rules.k, rules.k + 1) if rules.rows == "exactly" else range(1, rules.k + 1)
     found["wrong_row_count"] += sum(1 for n in rows.values() if n not in allowed)
-    found["missing_user"] += len(wanted - set(rows))
+    found["missing_user"] += len(wanted - set(rows) - refused)
     found["unknown_user"] += len(unknown)
     return +found  # drop zero counts
 

@@ -104,6 +104,18 @@ def broken_solutions(draw: st.DrawFn, usual: bool = False) -> SolutionRows:
 #: reference reads each.
 ID_KINDS = ("integer", "text")
 
+#: How a drawn competition writes its ids (`id_cell`): integers; text ids of letters, of
+#: non-ASCII text and of digits with leading zeros, mixed; or text ids all of digits with
+#: a leading zero (`0174884004`, as H&M's articles), which a reader that guesses types
+#: (pandas, polars) takes for numbers when a column holds nothing else.
+ID_STYLES = ("integer", "text", "digits")
+
+
+def id_kind(style: str) -> str:
+    """The `[ids]` kind of a style of `ID_STYLES`."""
+    return "integer" if style == "integer" else "text"
+
+
 #: Column names a competition's files may use: the scorer's own frame columns and the helper
 #: columns its readers once added beside a file's columns, names of other roles (a rank
 #: called 'position', a user called 'item'), the per-user table's columns, names that differ
@@ -164,10 +176,13 @@ def column_names(count: int, refusable: bool = True) -> st.SearchStrategy[list[s
     return st.lists(st.sampled_from(pool), min_size=count, max_size=count, unique=True)
 
 
-def id_cell(kind: str, value: int) -> str:
-    """An id as a file writes it for a competition whose ids are `kind`."""
-    if kind == "integer":
+def id_cell(style: str, value: int) -> str:
+    """An id as a file writes it for a competition whose ids are of `style` (`ID_STYLES`;
+    a kind of `ID_KINDS` is a style too): one text a value, whatever the style."""
+    if style == "integer":
         return str(value)
-    if kind == "text":  # zeros that count, and text beyond ASCII: never read as a number
-        return f"u{value:06d}" if value % 2 == 0 else f"é{value}"
-    raise ValueError(f"id kind {kind!r}")
+    if style == "digits" or (style == "text" and value % 3 == 0):
+        return "0" + str(value).zfill(6)  # zeros that count: 0000012 is not 000012
+    if style == "text":  # text beyond ASCII too
+        return f"u{value:06d}" if value % 3 == 1 else f"é{value}"
+    raise ValueError(f"id style {style!r}")

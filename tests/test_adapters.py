@@ -297,6 +297,22 @@ def test_codabench_phase_without_users_of_its_split_fills_no_column(
     assert public["ndcg"] == scorer.score(comp.submission, solution).public
 
 
+def test_codabench_with_no_user_scored_writes_no_number(
+    comp: CompetitionFiles, tmp_path: Path
+) -> None:
+    """Every user ignored: no split has a mean, so no column, page or log line holds one
+    (a 0 would rank the submission as one that found nothing)."""
+    solution = comp.solution.with_columns(pl.lit("ignored").alias("stage"))
+    inputs = codabench_dirs(tmp_path, solution, to_wide(comp.submission), "csv")
+    out = tmp_path / "output"
+    result = runner.invoke(app, ["codabench", str(inputs), str(out), "--phase", "final"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "scores.json").read_text()) == {}
+    assert result.output == "scored: no user (every user ignored or excluded), so no ndcg@20\n"
+    page = (out / "detailed_results.html").read_text()
+    assert "<p>No user scored: a mean over no users has no value.</p>" in page
+
+
 # EvalAI
 
 

@@ -10,6 +10,7 @@ import json
 import math
 import re
 import zipfile
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import pytest
 import reference as ref
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
-from strategies import ID_KINDS, NAME_POOL, SPLIT_WORDS, column_names, id_cell
+from strategies import ID_KINDS, ID_STYLES, NAME_POOL, SPLIT_WORDS, column_names, id_cell, id_kind
 from typer.testing import CliRunner
 
 import scorer
@@ -88,8 +89,8 @@ class Case:
             public=public,
             private=private,
             ignored=ignored,
-            user_ids=self.ids,
-            item_ids=self.ids,
+            user_ids=id_kind(self.ids),
+            item_ids=id_kind(self.ids),
             **columns,
         )
 
@@ -98,7 +99,7 @@ class Case:
 def cases(draw: st.DrawFn) -> Case:
     """A spec with column names from `column_names` in any role, a valid solution, and a
     submission in the drawn format and layout, valid or with one drawn flaw."""
-    ids = draw(st.sampled_from(ID_KINDS))
+    ids = draw(st.sampled_from(ID_STYLES))  # how ids are written: `id_kind(ids)` is the spec's
     # One spec in five may take a name that cannot work (and must be refused by name).
     refusable = draw(st.sampled_from([True, False, False, False, False]))
     user, item, rank, listed, split_name = draw(column_names(5, refusable))
@@ -118,7 +119,7 @@ def cases(draw: st.DrawFn) -> Case:
         "columns": {"user": user, "item": item, "rank": rank, "list": listed},
     }
     if ids != "integer":  # the spec's [ids] table (issue 22, item 1); integer is the default
-        fields["ids"] = {"user": ids, "item": ids}
+        fields["ids"] = {"user": id_kind(ids), "item": id_kind(ids)}
     if split:
         public, private, ignored = words
         fields["splits"] = {
@@ -129,11 +130,14 @@ def cases(draw: st.DrawFn) -> Case:
         }
     users = draw(st.lists(st.integers(0, 10**6), min_size=2, max_size=6, unique=True))
     pool = st.integers(1, 2 * k + 8)
+    # One list in a few holds one item at most, in the solution and in the submission: a
+    # column of one id a row is what a reader guessing types takes for numbers.
+    most = draw(st.sampled_from([1, min(2 * k, 8), min(2 * k, 8)]))
     solution: list[dict[str, str]] = []
     for u in users:
         stage = draw(st.sampled_from(words))
         stage = draw(st.sampled_from([stage, stage.upper(), stage.lower()]))
-        lost = draw(st.lists(pool, max_size=min(2 * k, 8), unique=True))
+        lost = draw(st.lists(pool, max_size=most, unique=True))
         for i in lost or [None]:
             row = {user: id_cell(ids, u), item: "" if i is None else id_cell(ids, i)}
             row |= {split: stage} if split else {}
@@ -144,7 +148,7 @@ def cases(draw: st.DrawFn) -> Case:
     lists: dict[int, list[tuple[str, str]]] = {}
     for u in users:
         low = k if rows is Rows.EXACTLY else (0 if layout == "wide" else 1)
-        n = draw(st.integers(low, k))
+        n = draw(st.integers(low, max(low, k if most > 1 else 1)))
         items = draw(st.lists(pool, min_size=n, max_size=n, unique=True))
         ranks = list(range(1, n + 1))
         if layout == "long" and rows is Rows.AT_MOST:  # an empty place is a rank nobody took
@@ -228,10 +232,17 @@ def refusal(case: Case) -> str | None:
     return None
 
 
-def write_table(rows: list[dict[str, str]], header: list[str], path: Path, fmt: str) -> Path:
+def write_table(
+    rows: list[dict[str, str]],
+    header: list[str],
+    path: Path,
+    fmt: str,
+    texts: Collection[str] = (),
+) -> Path:
     """Rows of text cells as a file of the format: CSV (plain, gzip, in a zip) or Parquet
-    (integer columns where every cell is an integer, a list column of integers for a wide
-    list of integers, text otherwise)."""
+    (integer columns where every cell is an integer, but the columns of `texts`, which hold
+    text ids written as they are; a list column of integers for a wide list of integers,
+    text otherwise)."""
     text = ",".join(header) + "\n" + "".join(",".join(r[c] for c in header) + "\n" for r in rows)
     if fmt == "csv":
         path.write_text(text, encoding="utf-8")
@@ -241,13 +252,15 @@ def write_table(rows: list[dict[str, str]], header: list[str], path: Path, fmt: 
         with zipfile.ZipFile(path, "w") as archive:
             archive.writestr("submission.csv", text)
     else:
-        pl.DataFrame({c: _typed([r[c] for r in rows]) for c in header}).write_parquet(path)
+        columns = {c: _typed([r[c] for r in rows], c in texts) for c in header}
+        pl.DataFrame(columns).write_parquet(path)
     return path
 
 
-def _typed(cells: list[str]) -> pl.Series:
-    """A column of text cells as integers when every cell is one (empty ones null)."""
-    if all(cell.lstrip("-").isdigit() or cell == "" for cell in cells):
+def _typed(cells: list[str], text: bool = False) -> pl.Series:
+    """A column of text cells as integers when every cell is one (empty ones null), but
+    for a column of `text` ids."""
+    if not text and all(cell.lstrip("-").isdigit() or cell == "" for cell in cells):
         return pl.Series([int(cell) if cell else None for cell in cells], dtype=pl.Int64)
     return pl.Series([cell or None for cell in cells], dtype=pl.String)
 
@@ -280,6 +293,7 @@ def files(case: Case, folder: Path, wide_lists: bool) -> tuple[Path, Path, Path]
     sol_header = [columns.user, columns.item]
     sol_header += [case.split] if case.split else []
     sol_header += ["grade"] if spec.relevance is Relevance.GRADED else []
+    texts = {columns.user, columns.item, columns.list} if case.ids != "integer" else set()
     solution = write_table(case.solution, sol_header, folder / "solution.csv", "csv")
     header = (
         [columns.user, columns.list]
@@ -288,8 +302,8 @@ def files(case: Case, folder: Path, wide_lists: bool) -> tuple[Path, Path, Path]
     )
     fmt = "parquet" if case.fmt == "frame" else case.fmt
     sub = folder / f"submission.{fmt}"
-    write_table(case.submission, header, sub, fmt)
-    if fmt == "parquet" and case.layout == "wide" and wide_lists:
+    write_table(case.submission, header, sub, fmt, texts)
+    if fmt == "parquet" and case.layout == "wide" and wide_lists and not texts:
         _parquet_lists(sub, columns.list)
     toml_path = folder / "competition.toml"
     toml_path.write_text(toml(case.fields), encoding="utf-8")
@@ -472,10 +486,13 @@ def test_the_strategy_reaches_the_scorer_s_own_names() -> None:
     assert {"rank", "position", "item", "user_id", "edition_id", "line", "stage"} <= pool
     assert {"grade", "pair", "n_relevant", "_token", "_user"} <= pool
     assert any(not name.isascii() for name in pool)
-    assert ID_KINDS == ("integer", "text")
-    written = [id_cell("text", v) for v in range(2000)]
-    assert len(set(written)) == len(written)  # one text a value
-    assert not any(cell.isdigit() for cell in written)  # never read as a number, in Parquet too
+    assert ID_KINDS == ("integer", "text") == tuple(dict.fromkeys(map(id_kind, ID_STYLES)))
+    for style in ("text", "digits"):
+        written = [id_cell(style, v) for v in [*range(2000), 10**6]]
+        assert len(set(written)) == len(written)  # one text a value
+        digits = [cell for cell in written if cell.isdigit()]
+        assert all(cell.startswith("0") for cell in digits)  # zeros that count
+        assert digits == written if style == "digits" else 0 < len(digits) < len(written)
 
 
 # The crashes the drawn specs found, each kept as a plain case.

@@ -111,6 +111,48 @@ def test_the_table_says_ignored_users_were_checked_not_scored(files: Path) -> No
     )
 
 
+#: Every user of the solution in its ignored stage, or without lost pairs: none is scored
+#: (the second under `--no-lost exclude` only).
+NO_ONE_SCORED = {
+    "ignored": ("user_id,edition_id,Usage\n1,101,Ignored\n2,202,Ignored\n", []),
+    "exclude": ("user_id,edition_id,stage\n1,,public\n2,,private\n", ["--no-lost", "exclude"]),
+}
+
+#: What the table says in their place: why, and that the means have no value.
+NO_ONE_SCORED_TABLE = {
+    "ignored": "no user scored (every target user is in the solution's ignored stage): "
+    "a mean over no users has no value, null in --json\n"
+    "ignored        2  users of the solution's ignored stage: checked, not scored\n",
+    "exclude": "no user scored (no target user has a relevant item, and empty_users = "
+    "exclude leaves such users out): a mean over no users has no value, null in --json\n",
+}
+
+
+@pytest.mark.parametrize("case", NO_ONE_SCORED)
+def test_the_table_says_when_no_user_is_scored(files: Path, case: str) -> None:
+    solution, options = NO_ONE_SCORED[case]
+    (files / "solution.csv").write_text(solution)
+    result = runner.invoke(app, ["score", "submission.csv", "--solution", "solution.csv", *options])
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == NO_ONE_SCORED_TABLE[case]
+
+
+@pytest.mark.parametrize("case", NO_ONE_SCORED)
+def test_score_json_has_null_for_every_mean_when_no_user_is_scored(files: Path, case: str) -> None:
+    solution, options = NO_ONE_SCORED[case]
+    (files / "solution.csv").write_text(solution)
+    result = runner.invoke(
+        app, ["score", "submission.csv", "--solution", "solution.csv", "--json", *options]
+    )
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert (data["overall"], data["public"], data["private"]) == (None, None, None)
+    assert data["metrics"] == {"overall": None, "public": None, "private": None}
+    ignored = 2 if case == "ignored" else 0
+    assert data["users"] == {"overall": 0, "public": 0, "private": 0, "ignored": ignored}
+
+
 def test_score_json_has_the_keys_and_the_numbers(files: Path) -> None:
     result = runner.invoke(app, ["score", "submission.csv", "--solution", "solution.csv", "--json"])
     assert result.exit_code == 0

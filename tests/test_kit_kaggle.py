@@ -26,11 +26,11 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import SPLIT_WORDS, column_names, id_cell
+from strategies import ID_STYLES, SPLIT_WORDS, column_names, id_cell, id_kind
 
 import scorer
 from scorer import Competition, Metric, SubmissionError
-from scorer.competition import LOST_ITEMS, EmptyUsers, Rows
+from scorer.competition import LOST_ITEMS, EmptyUsers, IdKind, Ids, Rows
 from scorer.platforms import kaggle, kaggle_metric, kit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,12 +122,14 @@ class Drawn:
 @st.composite
 def drawn(draw: st.DrawFn) -> Drawn:
     """A competition (any columns, k, metric, row rule, empty-user rule, id kind, split
-    words), a solution, and a wide submission, valid or with one drawn flaw."""
-    ids = draw(st.sampled_from(["integer", "text"]))
+    words), a solution, and a wide submission, valid or with one drawn flaw. Text ids may
+    all be digits with a leading zero, and lists may hold one id at most: pandas then reads
+    such a column as numbers (`ID_STYLES`)."""
+    ids = draw(st.sampled_from(ID_STYLES))
     names = column_names(4, refusable=False).filter(lambda n: not {"stage", "Usage"} & set(n))
     user, item, rank, listed = draw(names)
     public, private, ignored = draw(st.sampled_from(SPLIT_WORDS))
-    k = draw(st.integers(1, 12))
+    k = draw(st.sampled_from([1, 1, *range(2, 13)]))
     rows = draw(st.sampled_from(list(Rows)))
     competition = Competition.of(
         {
@@ -137,7 +139,7 @@ def drawn(draw: st.DrawFn) -> Drawn:
             "rows": str(rows),
             "empty_users": str(draw(st.sampled_from(list(EmptyUsers)))),
             "columns": {"user": user, "item": item, "rank": rank, "list": listed},
-            "ids": {"user": ids, "item": ids},
+            "ids": {"user": id_kind(ids), "item": id_kind(ids)},
             "splits": {
                 "columns": ["stage"],
                 "public": public,
@@ -148,19 +150,21 @@ def drawn(draw: st.DrawFn) -> Drawn:
     )
     users = draw(st.lists(st.integers(0, 10**6), min_size=2, max_size=7, unique=True))
     pool = st.integers(1, 2 * k + 6)
+    most = draw(st.sampled_from([1, 6, 6]))  # one id a list at most, in the solution too
     solution = [f"{user},{item},stage"]
     usage: dict[str, str] = {}
     for u in users:
         stage = draw(st.sampled_from([public, private]))
         usage[id_cell(ids, u)] = "Public" if stage == public else "Private"
-        lost = draw(st.lists(pool, max_size=6, unique=True))
+        lost = draw(st.lists(pool, max_size=most, unique=True))
         solution += [
             f"{id_cell(ids, u)},{'' if i is None else id_cell(ids, i)},{stage}"
             for i in lost or [None]
         ]
     lists: dict[str, list[str]] = {}
     for u in users:
-        n = draw(st.integers(k if rows is Rows.EXACTLY else 0, k))
+        low = k if rows is Rows.EXACTLY else 0
+        n = draw(st.integers(low, max(low, k if most > 1 else 1)))
         lists[id_cell(ids, u)] = [
             id_cell(ids, i) for i in draw(st.lists(pool, min_size=n, max_size=n, unique=True))
         ]
@@ -223,15 +227,18 @@ def scorer_scores(case: Drawn, folder: Path) -> dict[str, float | None] | None:
 
 
 def kaggle_scores(case: Drawn, metric: Any) -> dict[str, float | None] | None:
-    """The metric called as Kaggle calls it: per `Usage`, the solution's rows of that split
-    and the submission's rows of its users (rows of no solution user reach both calls); None
-    if either call rejects the file; a split's score is None when the metric says the host
-    has no user to average (every user left out)."""
+    """The metric called as Kaggle calls it: the kit's solution file and the submission read
+    as Kaggle's metric template reads them (pandas' default types: a column of one all-digit
+    id a row is numbers), then per `Usage` the solution's rows of that split and the
+    submission's rows of its users (rows of no solution user reach both calls); None if
+    either call rejects the file; a split's score is None when the metric says the host has
+    no user to average (every user left out)."""
     columns = case.competition.columns
-    wide = kaggle.kaggle_solution(
+    written = kaggle.kaggle_solution(
         pl.read_csv(case.solution.encode(), infer_schema=False), case.competition
-    ).to_pandas()
-    frame = pd.read_csv(pd.io.common.StringIO(case.submission), dtype=str, keep_default_na=False)
+    ).write_csv()
+    wide = pd.read_csv(pd.io.common.StringIO(written))
+    frame = pd.read_csv(pd.io.common.StringIO(case.submission))
     found: dict[str, float | None] = {}
     for usage in ("Public", "Private"):
         rows = wide[wide["Usage"] == usage].drop(columns="Usage").reset_index(drop=True)
@@ -319,6 +326,71 @@ def test_the_kit_builds_for_another_competition_and_scores_as_scorer(
             found = metric.score(rows.reset_index(drop=True), part.reset_index(drop=True), user)
             assert found == (0.0 if path else value)
     assert math.isfinite(expected.public or math.nan)
+
+
+def as_kaggle_reads(text: str) -> pd.DataFrame:
+    """A CSV file as Kaggle's metric template reads it: pandas' default types, so a column
+    of one all-digit id a row (or none) is numbers, its leading zeros gone."""
+    return pd.read_csv(pd.io.common.StringIO(text))
+
+
+def test_hm_kaggle_ids_read_as_numbers_on_one_side_score_as_scorer(tmp_path: Path) -> None:
+    """data/hm-kaggle with every customer listing one article (or none): pandas reads the
+    submission's list as numbers (0174884004 is 174884004.0) and the solution's (several
+    ids a row) as text; the metric maps the numbers back through the solution's ids."""
+    data = ROOT / "data" / "hm-kaggle"
+    competition = Competition.load(data / "competition.toml")
+    out = tmp_path / "kit"
+    kit.build("kaggle", data / "solution.csv", out, competition=data / "competition.toml")
+    metric = load(out / "metric.py")
+    user, listed = competition.columns.user, competition.columns.list
+    wide = pd.read_csv(data / "sample_submission.csv", dtype=str, keep_default_na=False)
+    wide[listed] = wide[listed].str.split(" ").str[0]  # the first article, or none
+    (tmp_path / "one.csv").write_text(wide.to_csv(index=False), encoding="utf-8")
+    expected = scorer.score(tmp_path / "one.csv", data / "solution.csv", competition=competition)
+    solution = as_kaggle_reads((out / "solution.csv").read_text("utf-8"))
+    frame = as_kaggle_reads((tmp_path / "one.csv").read_text("utf-8"))
+    assert frame[listed].dtype.kind == "f" and solution[listed].dtype.kind not in "iuf"
+    assert expected.public and expected.private  # hits: a silent 0 would show
+    for usage, value in (("Public", expected.public), ("Private", expected.private)):
+        rows = solution[solution["Usage"] == usage].drop(columns="Usage").reset_index(drop=True)
+        part = frame[frame[user].isin(rows[user])].reset_index(drop=True)
+        assert metric.score(rows, part, user) == value
+
+
+#: Text ids of one digit string with leading zeros: users 01, 02, 03; user 01 and 02 each
+#: have one relevant item (0007, 0008), 03 none, so pandas reads the solution's lists as
+#: numbers; the submission's two ids a user stay text.
+DIGITS = Competition(k=2, rows=Rows.AT_MOST, ids=Ids(user=IdKind.TEXT, item=IdKind.TEXT))
+DIGITS_SOLUTION = "user_id,edition_ids\n01,0007\n02,0008\n03,\n"
+DIGITS_SUBMISSION = "user_id,edition_ids\n01,0009 0007\n02,0008 0009\n03,0009 0007\n"
+
+
+def test_ids_read_as_numbers_in_the_solution_only_score_as_scorer(tmp_path: Path) -> None:
+    metric = metric_for(DIGITS, tmp_path)
+    long = "user_id,edition_id\n01,0007\n02,0008\n03,\n"
+    (tmp_path / "solution.csv").write_text(long, encoding="utf-8")
+    (tmp_path / "submission.csv").write_text(DIGITS_SUBMISSION, encoding="utf-8")
+    expected = scorer.score(
+        tmp_path / "submission.csv", tmp_path / "solution.csv", competition=DIGITS
+    ).overall
+    solution, submission = as_kaggle_reads(DIGITS_SOLUTION), as_kaggle_reads(DIGITS_SUBMISSION)
+    assert solution["user_id"].dtype.kind == "i" and solution["edition_ids"].dtype.kind == "f"
+    assert submission["user_id"].dtype.kind == "i"  # 01 is 1 on both sides
+    found = metric.score(solution, submission, "user_id")
+    assert found == expected == (1 / math.log2(3) + 1 + 0) / 3
+
+
+def test_ids_told_apart_by_their_zeros_alone_are_refused_naming_the_fix(tmp_path: Path) -> None:
+    """The solution holds 007 and 0007 (text: a row of two), the submission 7 (numbers): which
+    one it was is lost, so the metric says how to read the files, and scores nothing."""
+    metric = metric_for(DIGITS, tmp_path)
+    solution = as_kaggle_reads("user_id,edition_ids\nu1,007 0007\n")
+    submission = as_kaggle_reads("user_id,edition_ids\nu1,7\n")
+    with pytest.raises(metric.HostVisibleError) as info:
+        metric.score(solution, submission, "user_id")
+    assert "leading zeros" in str(info.value)
+    assert "dtype=str" in str(info.value)
 
 
 def test_a_cell_that_is_no_text_is_judged_as_text(tmp_path: Path) -> None:

@@ -30,12 +30,14 @@ import stat
 import subprocess
 import sys
 import uuid
+import warnings
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pandas as pd
 import polars as pl
 import pytest
@@ -47,6 +49,7 @@ from scorer.cli import app
 from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import read_solution
 from scorer.errors import UsageError
+from scorer.leaderboard.literal import code_span
 from scorer.platforms import evalai_remote, kaggle
 from scorer.platforms.common import Kit
 from scorer.platforms.kit import build
@@ -195,6 +198,55 @@ def test_kaggle_kit_files(kits: Path) -> None:
     assert kaggle.spec(LOST_ITEMS) == load_metric(kit / "metric.py").SPEC
     steps = re.findall(r"^(\d+)\. ", (kit / "README.md").read_text(), re.M)
     assert steps == [str(i) for i in range(1, len(steps) + 1)] and len(steps) >= 8
+
+
+def test_kaggle_notebook_is_valid_for_its_nbformat(kits: Path) -> None:
+    """nbformat 4.5 requires an `id` on every cell: its schema refuses a cell without one,
+    which nbformat's `validate` only repairs, with a warning that it will become an error."""
+    raw = json.loads((kits / "kaggle" / "metric.ipynb").read_text(encoding="utf-8"))
+    assert (raw["nbformat"], raw["nbformat_minor"]) == (4, 5)
+    assert [cell.get("id") for cell in raw["cells"]] == ["metric"]
+    schema = nbformat.validator.get_validator(version=4, version_minor=5)
+    assert schema is not None
+    schema.validate(raw)  # the JSON as written, not repaired
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # MissingIDFieldWarning and the like
+        nbformat.validate(nbformat.reads(json.dumps(raw), as_version=nbformat.NO_CONVERT))
+
+
+#: A Markdown code span: a run of backticks, anything but that run, the same run again.
+CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+
+
+@pytest.mark.parametrize("folder", [None, "hm-kaggle"])
+def test_the_kaggle_readme_escapes_nothing_inside_a_code_span(
+    kits: Path, tmp_path: Path, folder: str | None
+) -> None:
+    """Inside a code span a backslash is text: `customer\\_id` would show the backslash.
+    Lost items' columns and data/hm-kaggle's (customer_id, prediction) are shown as named."""
+    if folder is None:
+        readme = (kits / "kaggle" / "README.md").read_text(encoding="utf-8")
+        names = ["user_id", "edition_ids"]
+    else:
+        data = DATA / folder
+        build(
+            "kaggle", data / "solution.csv", tmp_path / "kit", competition=data / "competition.toml"
+        )
+        readme = (tmp_path / "kit" / "README.md").read_text(encoding="utf-8")
+        names = ["customer_id", "prediction"]
+    spans = [body for _, body in CODE_SPAN.findall(readme)]
+    assert not [span for span in spans if "\\_" in span]
+    assert set(names) <= set(spans)
+
+
+def test_a_code_span_shows_any_name_as_it_is() -> None:
+    """A fence longer than the name's runs of backticks, a space inside it where the name
+    starts or ends with one; a pipe escaped in a table cell, which GFM ends before a span."""
+    assert code_span("customer_id") == "`customer_id`"
+    assert code_span("a`b") == "``a`b``"
+    assert code_span("`x") == "`` `x ``"
+    assert code_span("a|b") == "`a|b`" and code_span("a|b", table=True) == "`a\\|b`"
+    assert code_span("a\x1b[31m") == "`a\\x1b[31m`"  # a terminal's escape shown, not sent
 
 
 def test_kaggle_solution_of_the_kit_reads_back(kits: Path, wide_sample: Path) -> None:

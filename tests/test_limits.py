@@ -20,10 +20,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+import scorer
 from scorer.cli import app
+from scorer.competition import LOST_ITEMS, Columns, Competition, IdKind, Ids
 from scorer.read import text as io
+from scorer.read.cells import MAX_TEXT_ID
 from scorer.read.inflate import inflate
-from scorer.read.limits import Limits
+from scorer.read.limits import Limits, longest_line
 from scorer.read.text import _LineLengths, scan_text
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -215,6 +218,77 @@ def test_the_line_cap_is_configurable(tmp_path: Path) -> None:
     assert [e["line"] for e in long["examples"]] == [10]
 
 
+#: A competition of long lists and long text ids: k = 100 ids of up to 256 bytes a line.
+WIDE = Competition(
+    name="wide",
+    k=100,
+    columns=Columns(user="user_id", item="item_id", list="items"),
+    ids=Ids(user=IdKind.TEXT, item=IdKind.TEXT),
+)
+
+
+def wide_files(folder: Path, id_bytes: int, long_line: int | None = None) -> tuple[Path, Path]:
+    """A solution (two users, public, one relevant item each) and a wide submission of WIDE,
+    every id `id_bytes` long, the lists quoted and the line ends CRLF as Excel writes them;
+    user u2's list is the first relevant item, then its own; `long_line`: the line of u1
+    padded past any cap (2 MB of one id)."""
+    items = [f"i{n:0{id_bytes - 1}d}" for n in range(200)]
+    solution = folder / "solution.csv"
+    solution.write_text(f"user_id,item_id,stage\nu1,{items[0]},public\nu2,{items[0]},public\n")
+    lines = ["user_id,items", f'u1,"{" ".join(items[:100])}"', f'u2,"{" ".join(items[100:])}"']
+    if long_line is not None:
+        lines[long_line - 1] = "u1," + "7" * (2 * MB)
+    submission = folder / "submission.csv"
+    submission.write_bytes("\r\n".join(lines).encode() + b"\r\n")
+    return solution, submission
+
+
+@pytest.mark.parametrize("id_bytes", [41, MAX_TEXT_ID])
+def test_the_default_line_cap_takes_a_wide_file_of_100_long_ids(
+    tmp_path: Path, id_bytes: int
+) -> None:
+    solution, submission = wide_files(tmp_path, id_bytes)
+    assert len(submission.read_bytes().split(b"\r\n")[1]) > 100 * id_bytes > 4096
+    result = scorer.score(submission, solution, competition=WIDE)
+    assert (result.public, result.private) == ((1.0 + 0.0) / 2, None)  # u1's item at rank 1
+
+
+def test_the_default_line_cap_is_the_longest_line_a_valid_file_has() -> None:
+    """Each id at its longest, quoted (a quote inside a text id doubled), one separator between
+    cells and ids, CRLF; never below 4,096 bytes."""
+    assert Limits().max_line_bytes is None  # set from the competition by every reader
+    assert longest_line(LOST_ITEMS) == 4096
+    text_id = 2 * MAX_TEXT_ID + 2
+    wide_line = text_id + 1 + (100 * 2 * MAX_TEXT_ID + 99 + 2) + 1 + len('"private"') + len("\r")
+    assert longest_line(WIDE) == wide_line
+    assert Limits().for_competition(WIDE).max_line_bytes == wide_line
+    given = Limits(max_line_bytes=100)
+    assert given.for_competition(WIDE) is given  # a cap given stays
+
+
+@pytest.mark.parametrize("parts", [None, 2])
+def test_a_refused_line_is_not_also_a_missing_user(tmp_path: Path, parts: int | None) -> None:
+    """u1's line is refused whole (too long): u1 is in the file, so it is not reported
+    missing as well, read whole or in parts."""
+    solution, submission = wide_files(tmp_path, 41, long_line=2)
+    with pytest.raises(scorer.SubmissionError) as caught:
+        scorer.validate(submission, solution=solution, competition=WIDE, parts=parts)
+    assert caught.value.report.codes == ["line_too_long"]
+
+
+@pytest.mark.parametrize("parts", [None, 2])
+def test_a_line_of_too_many_fields_is_not_also_a_missing_user(
+    tmp_path: Path, parts: int | None
+) -> None:
+    solution, submission = wide_files(tmp_path, 41)
+    lines = submission.read_bytes().split(b"\r\n")
+    lines[2] = lines[2].replace(b'"', b"").replace(b" ", b",")  # a list with unquoted commas
+    submission.write_bytes(b"\r\n".join(lines))
+    with pytest.raises(scorer.SubmissionError) as caught:
+        scorer.validate(submission, solution=solution, competition=WIDE, parts=parts)
+    assert caught.value.report.codes == ["field_count"]
+
+
 def naive_spans(data: bytes, limit: int) -> list[tuple[int, int, int]]:
     """(line, start, end) of every line longer than `limit`: the obvious way."""
     spans, start = [], 0
@@ -269,14 +343,20 @@ def test_scan_text_finds_every_long_line_whatever_the_chunk_size(
     assert text.lines == len(lines) + 1
 
 
-def test_scan_text_blanks_long_lines_only_when_asked(tmp_path: Path) -> None:
+def test_scan_text_cuts_long_lines_only_when_asked(tmp_path: Path) -> None:
+    """Cut to the cap's bytes (at most `HEAD`), a character the cut ends in two left out:
+    its user cell is read, never the rest."""
     path = tmp_path / "s.csv"
-    path.write_bytes(HEADER + b"1,2,3\n" + b"9" * 100 + b"\n4,5,6\n")
-    limits = Limits(max_line_bytes=50)
+    long = b"7," + "é".encode() * 50
+    path.write_bytes(HEADER + b"1,2,3\n" + long + b"\n4,5,6\n")
+    limits = Limits(max_line_bytes=51)  # 49 bytes of é: 24 and a half
     kept = scan_text("s.csv", path, limits)
-    assert kept.source == path and kept.long_count == 1 and kept.long_lines == ((3, 100),)
+    assert kept.source == path and kept.long_count == 1 and kept.long_lines == ((3, 102),)
+    assert kept.cut == ()
     blanked = scan_text("s.csv", path, limits, blank_long=True)
-    assert blanked.source == HEADER + b"1,2,3\n\n4,5,6\n"
+    assert blanked.source == HEADER + b"1,2,3\n7," + "é".encode() * 24 + b"\n4,5,6\n"
+    assert blanked.cut == (3,)
+    assert io.cut_to(50) == 50 and io.cut_to(10**6) == io.HEAD
 
 
 # --- Millions of users ----------------------------------------------------------------------

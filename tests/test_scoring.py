@@ -483,6 +483,22 @@ class TestPublicPrivateMeans:
         assert result.overall == pytest.approx((PERFECT + RANKS_2_3 + RANKS_1_4) / 3, rel=TOL)
         assert result.per_user.get_column("user_id").to_list() == [1, 2, 3]
 
+    def test_no_user_scored_has_no_mean_in_any_key(self) -> None:
+        """Users 4 (no lost pairs) and 5 (Ignored) alone, excluding users without lost pairs:
+        no user is scored, and a mean over no users is None everywhere, never 0.0."""
+        ranked = {u: self.ranked[u] for u in (4, 5)}
+        lost = {u: self.lost[u] for u in (4, 5)}
+        stage = {u: self.stage[u] for u in (4, 5)}
+        solution = solution_frame(lost, stage).rename({"stage": "Usage"})
+        result = scorer.score(submission_frame(ranked), solution, no_lost="exclude")
+        assert (result.overall, result.public, result.private) == (None, None, None)
+        assert dict(result.splits) == {"overall": None, "public": None, "private": None}
+        assert result.per_user.height == 0
+        data = result.to_dict()
+        assert (data["overall"], data["public"], data["private"]) == (None, None, None)
+        assert data["metrics"] == {"overall": None, "public": None, "private": None}
+        assert data["users"] == {"overall": 0, "public": 0, "private": 0, "ignored": 1}
+
     def test_the_secondary_metrics_of_the_public_split(self) -> None:
         public = scorer.score(submission_frame(self.ranked), self.solution()).splits["public"]
         assert public is not None

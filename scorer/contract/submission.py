@@ -217,7 +217,10 @@ def _row_problems(table: Table, targets: pl.Series) -> list[Problem]:
             ],
         )
     )
-    missing = target_frame.join(rows.select(USER).unique(), on=USER, how="anti")
+    seen = rows.get_column(USER)
+    if table.refused is not None:  # on a line refused whole: in the file, if not checked
+        seen = pl.concat([seen, table.refused.cast(seen.dtype)])
+    missing = target_frame.join(seen.unique().to_frame(), on=USER, how="anti")
     missing = missing.sort(USER)  # no line to show: the lowest ids first
     found.append(
         problem(

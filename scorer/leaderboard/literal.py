@@ -46,3 +46,18 @@ def markdown(text: str, limit: int = SHOWN_CHARS) -> str:
     `[x](https://…)` stays text, not a link, and `# x` not a heading."""
     cell = _WWW.sub(r"\1\\.", _MARKDOWN.sub(r"\\\1", shown(text, limit)))
     return cell.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def code_span(text: str, *, table: bool = False) -> str:
+    """A name as a Markdown code span, shown (controls escaped visibly) and otherwise as it
+    is: nothing inside a code span is read as an escape (`customer\\_id` would show its
+    backslash), so none is added. Its fence is one backtick longer than the name's longest
+    run of them, with a space inside each end when the name starts or ends with a backtick
+    or a space (CommonMark strips one). In a `table` cell a `|` is escaped: GFM ends a
+    cell there before it reads a span, and drops the backslash."""
+    inner = shown(text)
+    if table:
+        inner = inner.replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", inner)), default=0) + 1)
+    pad = " " if inner[:1] in ("`", " ") or inner[-1:] in ("`", " ") else ""
+    return f"{fence}{pad}{inner}{pad}{fence}"

@@ -233,8 +233,8 @@ def _tables(result: ScoreResult, phase: CodabenchPhase) -> str:
     tables = []
     for split in splits:
         values = result.splits[split]
-        if values is None:  # pragma: no cover - the list holds scored splits only
-            continue
+        if values is None:  # every user ignored or excluded: no mean, and no 0 in its place
+            return "<p>No user scored: a mean over no users has no value.</p>"
         rows = "".join(
             f"<tr><td>{html.escape(name)}</td><td>{values.value(metric):.6f}</td></tr>"
             for metric, name in result.competition.labels.items()
@@ -261,10 +261,11 @@ def summary(outcome: ProgramOutput) -> str:
     result = outcome.result
     split = Split.PUBLIC if result.splits[Split.PUBLIC] is not None else Split.OVERALL
     values = result.splits[split]
-    users = values.users if values is not None else 0
-    metric = result.competition.metric
-    score = values.value(metric) if values is not None else 0.0
-    return f"scored: {split} {result.competition.label(metric)} {score:.6f} ({users:,} users)"
+    label = result.competition.label(result.competition.metric)
+    if values is None:  # a mean over no users has no value: no number, as scores.json has none
+        return f"scored: no user (every user ignored or excluded), so no {label}"
+    score = values.value(result.competition.metric)
+    return f"scored: {split} {label} {score:.6f} ({values.users:,} users)"
 
 
 # The kit ---------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import polars as pl
 
 from scorer.competition import LOST_ITEMS, Competition
 from scorer.errors import UsageError
-from scorer.leaderboard.literal import markdown
+from scorer.leaderboard.literal import code_span, markdown
 from scorer.platforms.common import Kit, template
 from scorer.platforms.kaggle_metric import (
     ROW_PROBLEMS,
@@ -127,8 +127,10 @@ def write(kit: Kit) -> list[Path]:
                 **kit.readme,
                 targets=f"{kit.targets.len():,}",
                 k=str(kit.competition.k),
-                user=markdown(columns.user),
-                list=markdown(columns.list),
+                # code spans: nothing inside one is escaped (a backslash would show)
+                user=code_span(columns.user),
+                user_cell=code_span(columns.user, table=True),
+                list_cell=code_span(columns.list, table=True),
                 metric=markdown(f"{kit.competition.metric}@{kit.competition.k}"),
             ),
         )
@@ -139,6 +141,8 @@ def write(kit: Kit) -> list[Path]:
 def notebook(source: str) -> str:
     """The metric as a one-cell notebook (nbformat 4), for Kaggle's notebook editor."""
     cell: dict[str, Any] = {
+        # nbformat 4.5 requires a cell id; a fixed one keeps the kit the same bytes each time
+        "id": "metric",
         "cell_type": "code",
         "execution_count": None,
         "metadata": {},

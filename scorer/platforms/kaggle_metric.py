@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -57,11 +58,22 @@ WHOLE_ROWS_FLOOR = 1_000_000
 #: An integer id: an optional '+' and ASCII digits (spaces or tabs around it are dropped).
 _INTEGER = re.compile(r"\+?[0-9]+")
 
+#: An id written in ASCII digits alone: one pandas may have read as a number.
+_DIGITS = re.compile(r"[0-9]+")
+
 #: What a text id may not hold: whitespace or a control character.
 _NOT_IN_TEXT_ID = re.compile(r"[\s\x00-\x1f\x7f]")
 
 #: The separators of a list cell: spaces, tabs and commas, a run of them counting as one.
 _SEPARATORS = re.compile(r"[ \t,]+")
+
+#: Ids told apart by leading zeros alone, when one file's column was read as numbers.
+ZEROS_LOST = (
+    "pandas read the {column} column of one file as numbers and of the other as text, so "
+    "those ids lost their leading zeros, and ids that differ in those zeros alone "
+    "({example}) can no longer be told apart; read both files as text: "
+    "pd.read_csv(path, dtype=str, keep_default_na=False)"
+)
 
 #: What a participant reads for any problem of a row: the same words whatever the rows.
 ROW_PROBLEMS = (
@@ -88,7 +100,8 @@ def score(solution: pd.DataFrame, submission: pd.DataFrame, row_id_column_name: 
     (`empty_users` "zero") or is left out ("exclude").
     """
     user, listed = SPEC["user_column"], SPEC["list_column"]
-    truth = _relevant(_renamed(solution, row_id_column_name, "solution"))
+    solution = _renamed(solution, row_id_column_name, "solution")
+    truth = _relevant(solution)
     frame = _renamed(submission, row_id_column_name, "submission")
     header = _header_problems(frame, user, listed)
     if header:
@@ -96,11 +109,15 @@ def score(solution: pd.DataFrame, submission: pd.DataFrame, row_id_column_name: 
         raise ParticipantVisibleError(
             f"submission rejected: the file's columns break the submission rules:\n{lines}"
         )
-    ranked = _ranked(frame, truth)
+    # Text ids that pandas read as numbers on one side only match through the solution's ids.
+    users = _by_value(solution[user], frame[user], truth, SPEC["user_ids"])
+    every: set[object] = set().union(*truth.values())
+    items = _by_value(solution[listed], frame[listed], every, SPEC["item_ids"])
+    ranked = _ranked(frame, truth, users)
     if ranked is None:
         raise ParticipantVisibleError(ROW_PROBLEMS)
     values = [
-        user_score(ranked[who], relevant)
+        user_score(_through(ranked[who], items, listed), relevant)
         for who, relevant in truth.items()
         if relevant or SPEC["empty_users"] == "zero"
     ]
@@ -225,12 +242,68 @@ def _relevant(frame: pd.DataFrame) -> dict[object, set[object]]:
     return truth
 
 
+def _numbers(column: pd.Series) -> bool:
+    """Whether pandas read a column as numbers: then an id of digits lost its leading zeros."""
+    return any(
+        isinstance(value, (int, float, np.integer, np.floating))
+        and not isinstance(value, (bool, np.bool_))
+        and value == value  # an empty cell is NaN in a column of text too
+        for value in column
+    )
+
+
+def _by_value(
+    truth: pd.Series, given: pd.Series, ids: Iterable[object], kind: str
+) -> dict[int, list[str]] | None:
+    """For text ids whose column pandas read as numbers in one file only (a column of one
+    id a row, every id all digits: `0174884004` became 174884004): the solution's ids of
+    digits by their value, to match the other file's ids through (two ids may share one,
+    `007` and `0007`: which one a number meant is lost). None when both files were read
+    alike, so ids match as written."""
+    if kind != "text" or _numbers(truth) == _numbers(given):
+        return None
+    found: dict[int, list[str]] = {}
+    for value in ids:
+        if isinstance(value, str) and _DIGITS.fullmatch(value):
+            found.setdefault(int(value), []).append(value)
+    return found
+
+
+def _through(
+    values: list[object], by_value: dict[int, list[str]] | None, column: str
+) -> list[object]:
+    """Ids as the solution writes them (`_by_value`): an id of digits is the solution's id
+    of its value, if it has one (else it is relevant to no one, whatever it was). A
+    `HostVisibleError` where that is lost: the solution's ids of the value are several, or
+    two of `values` become one."""
+    if by_value is None:
+        return values
+    out: list[object] = []
+    seen: dict[object, object] = {}  # an id as the solution writes it -> as given
+    for value in values:
+        digits = isinstance(value, str) and _DIGITS.fullmatch(value) is not None
+        same = by_value.get(int(str(value)), []) if digits else []
+        if len(same) > 1:
+            twins = " and ".join(sorted(same))
+            raise HostVisibleError(ZEROS_LOST.format(column=column, example=twins))
+        found = same[0] if same else value
+        if found in seen and seen[found] != value:
+            twins = f"{seen[found]} and {value}"
+            raise HostVisibleError(ZEROS_LOST.format(column=column, example=twins))
+        seen[found] = value
+        out.append(found)
+    return out
+
+
 def _ranked(
-    frame: pd.DataFrame, truth: dict[object, set[object]]
+    frame: pd.DataFrame,
+    truth: dict[object, set[object]],
+    users: dict[int, list[str]] | None = None,
 ) -> dict[object, list[object]] | None:
     """Each user's ranked ids, or None if any row breaks a rule: a user id the competition
     takes, listed once, a target user; the ids valid and none repeated; exactly k ids a user
-    (`rows` "exactly") or at most k ("at_most"); every target user listed."""
+    (`rows` "exactly") or at most k ("at_most"); every target user listed. `users`: as
+    `_by_value` gives them, to read each user through."""
     user, listed, k = SPEC["user_column"], SPEC["list_column"], SPEC["k"]
     if len(frame) > max(2 * len(truth), WHOLE_ROWS_FLOOR):
         return None
@@ -241,6 +314,8 @@ def _ranked(
         if len(text) > MAX_CELL or len(words) > MAX_CELL:
             return None
         who = _id(text, SPEC["user_ids"])
+        if who is not None:
+            who = _through([who], users, user)[0]
         items = [_id(word, SPEC["item_ids"]) for word in _words(words)]
         if who is None or who in ranked or who not in truth or None in items:
             return None

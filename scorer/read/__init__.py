@@ -80,6 +80,7 @@ def read_table(
     `careful`: a CSV file skips the fast paths and is judged line by line as text (the same
     table, slower), as the differential tests need (like sklearn's `ignore_ties`)."""
     file = describe(source)
+    limits = limits.for_competition(spec.competition)
     if not isinstance(source, str | Path):
         try:
             return _from_frame(file, to_polars(source, file, limits), spec, limits)

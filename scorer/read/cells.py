@@ -135,6 +135,9 @@ class Table:
     #: The file's name of each column renamed to the scorer's (`Spec.internal`), by the
     #: scorer's name: what messages call a split column, whichever the file had.
     file_names: Mapping[str, str] = field(default_factory=dict)
+    #: The users of lines refused whole (too long, or of too many or too few fields; none of
+    #: their cells read, each a problem already): in the file, so never missing from it.
+    refused: pl.Series | None = None
 
 
 #: An integer cell as the competition's own reader (pandas) takes one: ASCII spaces or tabs
@@ -381,3 +384,14 @@ def _flag_sorted(frame: pl.DataFrame) -> pl.DataFrame:
     if users.null_count() or not users.is_sorted():
         return frame
     return frame.with_columns(users.set_sorted())
+
+
+def refused_users(file: str, lines: pl.DataFrame, spec: Spec, unit: Unit, plain: bool) -> pl.Series:
+    """The users of lines refused whole (`text_cells`' third answer: line and the user
+    cell), as the table's user column holds them; a cell that is no valid id names no one,
+    and its problems are not reported (its line is one already)."""
+    users, _, _ = parse_cells(file, lines, {spec.user: spec.user_kind}, spec, unit)
+    column = pl.col(spec.user)
+    if spec.user_kind == "text":  # as `apply_ranges` keeps a text id: when no rule fails
+        column = pl.when(text_code(column, plain).is_null()).then(column)
+    return users.select(column.alias(USER)).to_series().drop_nulls()

@@ -23,7 +23,7 @@ def long_cells(
         Issue(
             Code.LINE_TOO_LONG,
             f"row {row}: {column} holds {length:,} {unit}; at most "
-            f"{limits.max_line_bytes:,} are accepted",
+            f"{limits.line_cap:,} are accepted",
             line=row,
             column=column,
         )
@@ -73,7 +73,7 @@ def _check_polars(frame: pl.DataFrame, file: str, limits: Limits) -> None:
         if dtype != pl.String:
             continue
         lengths = frame.get_column(name).str.len_bytes()
-        over = lengths > limits.max_line_bytes
+        over = lengths > limits.line_cap
         found = int(over.sum())
         if found:
             count += found
@@ -99,7 +99,7 @@ def _check_pandas(frame: pd.DataFrame, file: str, limits: Limits) -> None:
             lengths = column.str.len()
         else:  # mixed objects: only text and bytes have a length that matters
             lengths = column.map(lambda v: len(v) if isinstance(v, str | bytes) else 0)
-        over = (lengths > limits.max_line_bytes).to_numpy(dtype=bool, na_value=False)
+        over = (lengths > limits.line_cap).to_numpy(dtype=bool, na_value=False)
         found = int(over.sum())
         if found:
             count += found

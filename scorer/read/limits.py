@@ -2,13 +2,49 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Self
 
+from scorer.competition import Competition, IdKind
 from scorer.errors import Code, Report, single
+from scorer.read.cells import MAX_TEXT_ID
 
 #: A table read whole is refused for its row count alone (`Limits.check_whole`) only past
 #: this many rows: below it, reading costs little and its rows are reported one by one.
 WHOLE_ROWS_FLOOR = 1_000_000
+
+#: The least default line cap: lost items' lines are a tenth of it, and a cap this size costs
+#: nothing, so a file padded with spaces here and there is not refused for it.
+LINE_FLOOR = 4096
+
+#: An id at its longest as written: an integer is '+' and 19 digits (2**63 - 1); a text id
+#: is `MAX_TEXT_ID` bytes, each a quote doubled inside a quoted cell at worst.
+ID_BYTES = {IdKind.INTEGER: 20, IdKind.TEXT: 2 * MAX_TEXT_ID}
+
+
+def longest_line(competition: Competition) -> int:
+    """The longest line a valid file of `competition` has, at least `LINE_FLOOR`: the
+    default line cap. The longest of a wide line (the user, the k ids of its list and a
+    wide solution's split value), a long solution line (the user, the item, the split value
+    and a grade; a submission's rank is shorter) and the header, each cell quoted, one
+    comma or space between cells and ids, and a carriage return before the newline. A
+    wide solution lists every relevant item of a user, however many: one with more than k
+    may need a larger cap (`--max-line`)."""
+    user, item = ID_BYTES[competition.ids.user], ID_BYTES[competition.ids.item]
+    splits = competition.splits
+    split = max(len(value.encode()) for value in (splits.public, splits.private, splits.ignored))
+    k = competition.k
+    wide = [user, k * item + (k - 1), split]
+    long = [user, item, split, len("+10")]  # a grade is 0..10
+    columns = competition.columns
+    names = [columns.user, columns.item, columns.rank, columns.list, *splits.columns, "grade"]
+    header = [len(name.encode()) for name in names]
+    return max(LINE_FLOOR, *(_line(cells) for cells in (wide, long, header)))
+
+
+def _line(cells: list[int]) -> int:
+    """The bytes of a line of cells of these lengths: each quoted, commas between, CRLF."""
+    return sum(n + 2 for n in cells) + len(cells) - 1 + 1
 
 
 @dataclass(frozen=True)
@@ -24,7 +60,11 @@ class Limits:
     #: leaderboard's workers are also killed past it.
     max_memory: int = 4 << 30
     max_rows: int = 250_000_000
-    max_line_bytes: int = 4096
+    #: The longest line of a CSV file, and text cell of a table, in bytes. None: the longest
+    #: line a valid file of the competition has (`longest_line`), which every reader sets
+    #: (`for_competition`) before it reads: a fixed number would refuse valid files of a
+    #: competition with long lists of long ids (100 ids of 41 bytes pass 4,096).
+    max_line_bytes: int | None = None
     #: Columns of a header or a Parquet schema: a submission has 2 to 4, and a reader pays
     #: for every column a file names (100,000 of them took 1.4 GB before any check).
     max_columns: int = 1000
@@ -38,6 +78,19 @@ class Limits:
     #: A Parquet footer (the schema and the metadata of every row group) is parsed whole
     #: before any check of its content: a submission's is a few kilobytes.
     max_metadata_bytes: int = 8 << 20
+
+    def for_competition(self, competition: Competition) -> Self:
+        """These caps with the line cap set: the one given, else `longest_line`'s."""
+        if self.max_line_bytes is not None:
+            return self
+        return replace(self, max_line_bytes=longest_line(competition))
+
+    @property
+    def line_cap(self) -> int:
+        """The line cap a reader applies; set by `for_competition` before any read."""
+        if self.max_line_bytes is None:
+            raise ValueError("the line cap is unset: read with limits.for_competition(...)")
+        return self.max_line_bytes
 
     def whole_rows(self) -> int | None:
         """The most rows a valid submission read whole can have, when the read knows it

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import polars as pl
 
-from scorer.read.cells import DTYPE, MAX_ID, Kind, Spec, Table, apply_ranges, parse_cells
+from scorer.read.cells import (
+    DTYPE,
+    MAX_ID,
+    Kind,
+    Spec,
+    Table,
+    apply_ranges,
+    parse_cells,
+    refused_users,
+)
 from scorer.read.header import check_frame, check_header, no_rows, type_report
 from scorer.read.hints import Clues
 from scorer.read.limits import Limits, Rejected
@@ -21,7 +32,7 @@ def from_text(file: str, text: Text, spec: Spec, limits: Limits, *, careful: boo
         raise Rejected(no_rows(file))
     if not text.part:  # a part is checked before it is loaded (`split.Parts.table`)
         limits.check_whole(file, text.rows, "the file has {count} rows")
-    if not (careful or text.lenient or text.long_count):
+    if not (careful or text.lenient or text.cut):
         fast = _typed(file, text, kinds, spec, limits)
         if fast is not None:
             return fast
@@ -95,22 +106,26 @@ def _typed(
     if holes.sum() * 8 > holes.len():
         return None
     lines = (holes.arg_true().cast(pl.Int64) + 2).alias("line")  # the text's own numbers
-    cells, issues = text_cells(file, text, list(kinds), limits, only=lines)
+    cells, issues, refused = text_cells(file, text, list(kinds), limits, only=lines, user=spec.user)
     patched, bad, clues = parse_cells(file, cells, kinds, spec, "line")
     patched = patched.with_columns(pl.col(n).cast(frame.schema[n]) for n in kinds)
     frame = frame.filter(~holes)
     clues = Clues(rows=frame.height) + clues
     frame = frame.merge_sorted(patched, key="line")  # both in line order
-    return apply_ranges(file, frame, kinds, spec, "line", [*issues, *bad], clues, plain=text.plain)
+    table = apply_ranges(file, frame, kinds, spec, "line", [*issues, *bad], clues, plain=text.plain)
+    return replace(table, refused=refused_users(file, refused, spec, "line", text.plain))
 
 
 def _diagnose(
     file: str, text: Text, kinds: dict[str, Kind], spec: Spec, limits: Limits, careful: bool
 ) -> Table:
     """The careful path: every physical line, every field as text, every cell judged."""
-    cells, issues = text_cells(file, text, list(kinds), limits, careful=careful)
+    cells, issues, refused = text_cells(
+        file, text, list(kinds), limits, careful=careful, user=spec.user
+    )
     typed, bad, clues = parse_cells(file, cells, kinds, spec, "line")
-    return apply_ranges(file, typed, kinds, spec, "line", [*issues, *bad], clues, plain=text.plain)
+    table = apply_ranges(file, typed, kinds, spec, "line", [*issues, *bad], clues, plain=text.plain)
+    return replace(table, refused=refused_users(file, refused, spec, "line", text.plain))
 
 
 def _integral(column: pl.Series) -> bool:

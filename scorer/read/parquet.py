@@ -244,7 +244,7 @@ def _expand(file: str, table: Any, limits: Limits, words: set[str]) -> Any:
         for chunk in column.chunks:
             lengths, rows = _lengths(chunk)
             total += int(pc.sum(lengths).as_py() or 0)
-            over = pc.fill_null(pc.greater(lengths, limits.max_line_bytes), False)
+            over = pc.fill_null(pc.greater(lengths, limits.line_cap), False)
             found = int(pc.sum(over).as_py() or 0)
             if found:
                 count += found

@@ -20,7 +20,14 @@ from scorer.read.cells import Spec, Table
 from scorer.read.header import no_rows
 from scorer.read.limits import Limits, Rejected
 from scorer.read.source import describe, open_path
-from scorer.read.text import Text, encoding_report, long_lines, misreadable, scan_text
+from scorer.read.text import (
+    Text,
+    cut_to,
+    encoding_report,
+    long_lines,
+    misreadable,
+    scan_text,
+)
 from scorer.read.textcells import fields
 
 #: An id in digits that surely fits an Int64 (leading zeros aside): its value picks the part.
@@ -41,6 +48,7 @@ class Parts:
 
     def table(self, part: int, limits: Limits) -> Table:
         """One part as a table with the file's own line numbers (perhaps with no row)."""
+        limits = limits.for_competition(self.spec.competition)
         files = sorted((self.folder / f"_part={part}").glob("*.parquet"))
         if files:  # one user's rows may fill a part: counted from the footers, before reading
             count = pl.scan_parquet(files).select(pl.len()).collect().item()
@@ -48,7 +56,7 @@ class Parts:
         lines = (
             pl.read_parquet(files).sort("line")
             if files
-            else pl.DataFrame(schema={"line": pl.Int64, "text": pl.String})
+            else pl.DataFrame(schema={"line": pl.Int64, "text": pl.String, "cut": pl.Boolean})
         )
         head = ",".join(self.text.header)  # names a spec allows hold no comma nor quote
         body = lines.get_column("text").str.join("\n").item() if lines.height else ""
@@ -61,6 +69,8 @@ class Parts:
             lenient=misreadable(body.encode()) or data.count(b'"') % 2 == 1,
             quoted=b'"' in data,
             numbers=lines.get_column("line"),
+            # its lines over the cap, cut as a whole file's are (reported for the file)
+            cut=tuple(lines.filter("cut").get_column("line")),
             plain=self.text.plain,  # its lines are some of the file's
         )
         if wide.is_wide(text.header, self.spec):
@@ -72,6 +82,7 @@ def split(source: Path, spec: Spec, count: int, folder: Path, limits: Limits) ->
     """Stream a CSV or CSV.gz file into `count` parts by user (a gzip file is decompressed
     once, into `folder`). A file refused as a whole raises `Rejected`, as when read whole."""
     file = describe(source)
+    limits = limits.for_competition(spec.competition)
     folder.mkdir(parents=True, exist_ok=True)
     kind, content = open_path(source, file, limits, inflate_to=folder / "inflated.csv")
     if kind not in ("csv", "csv.gz") or not isinstance(content, Path):
@@ -102,18 +113,22 @@ def split(source: Path, spec: Spec, count: int, folder: Path, limits: Limits) ->
     try:
         (
             pl.scan_lines(content, name="text", row_index_name="line", row_index_offset=1)
-            .filter(
-                pl.col("line") > 1,
-                pl.col("text").str.strip_chars().str.len_bytes() > 0,
-                pl.col("text").str.len_bytes() <= limits.max_line_bytes,
+            .filter(pl.col("line") > 1, pl.col("text").str.strip_chars().str.len_bytes() > 0)
+            # A line over the cap is cut as a whole file's is (`scan_text`): its user cell
+            # puts it in its user's part, and there tells that the user is in the file.
+            .with_columns(cut=pl.col("text").str.len_bytes() > limits.line_cap)
+            .with_columns(
+                pl.when("cut")
+                .then(_cut(pl.col("text"), cut_to(limits.line_cap)))
+                .otherwise(pl.col("text"))
             )
-            .select(pl.col("line").cast(pl.Int64), "text", _part=part.cast(pl.Int64))
+            .select(pl.col("line").cast(pl.Int64), "text", "cut", _part=part.cast(pl.Int64))
             .sink_parquet(pl.PartitionBy(folder / "lines", key="_part", include_key=False))
         )
     except pl.exceptions.ComputeError:
         raise Rejected(encoding_report(file, text)) from None
     written = list((folder / "lines").glob("_part=*/*.parquet"))
-    if not written and not text.long_count:
+    if not written:
         raise Rejected(no_rows(file))  # only blank lines below the header
     return Parts(
         file=file,
@@ -123,3 +138,10 @@ def split(source: Path, spec: Spec, count: int, folder: Path, limits: Limits) ->
         count=count,
         problems=tuple(long_lines(text, limits)),
     )
+
+
+def _cut(line: pl.Expr, keep: int) -> pl.Expr:
+    """A line's first characters within `keep` bytes, as `scan_text` cuts a long line of a
+    whole file (a character takes up to 4 bytes: a quarter of `keep` always fits)."""
+    head = line.str.head(keep)
+    return pl.when(head.str.len_bytes() <= keep).then(head).otherwise(line.str.head(keep // 4))

@@ -23,6 +23,11 @@ LENIENT_BYTES = (b"-",)
 
 _NEWLINE = ord("\n")
 
+#: The bytes of a long line kept in its place (`scan_text(blank_long=True)`), enough for the
+#: user cell that opens it (a quoted text id of 256 bytes, its quotes doubled, is 514): its
+#: user is then seen on the line, and not reported missing as well.
+HEAD = 1024
+
 
 @dataclass(frozen=True)
 class Text:
@@ -35,9 +40,12 @@ class Text:
     #: Whether the text holds a quote: only then may a field hold a comma (`fields`).
     quoted: bool = True
     #: Lines longer than the cap: how many, and (line, bytes) of the first few. With
-    #: `scan_text(blank_long=True)`, `source` holds them emptied (line numbers kept).
+    #: `scan_text(blank_long=True)`, `source` holds them cut to their first bytes (`cut_to`).
     long_count: int = 0
     long_lines: tuple[tuple[int, int], ...] = ()
+    #: The number of every line longer than the cap that `source` holds cut (a part's lines
+    #: are the file's; its long lines are counted and reported once, for the whole file).
+    cut: tuple[int, ...] = ()
     #: For a part of a file (`scorer.read.split`): the file's line number of each line below
     #: the header, which holds no blank line. None for a whole file: its own numbering.
     numbers: pl.Series | None = None
@@ -77,10 +85,10 @@ def scan_text(
     maybe_long = False
     last = b""
     head = b""
-    block = _block(limits.max_line_bytes)
+    block = _block(limits.line_cap)
     for chunk in _chunks(content):
         if not head:
-            head = chunk[: limits.max_line_bytes + 4]
+            head = chunk[: limits.line_cap + 4]
         data = np.frombuffer(chunk, np.uint8)
         newline = data == _NEWLINE
         found = int(np.count_nonzero(newline))
@@ -99,7 +107,7 @@ def scan_text(
         return scan_text(file, _lf(content), limits, blank_long=blank_long, texts=texts)
     # A quote left open makes polars' reader panic ('"' alone): such a file takes the slow path.
     lenient = lenient or quotes % 2 == 1
-    lengths = _LineLengths(limits.max_line_bytes)
+    lengths = _LineLengths(limits.line_cap)
     if maybe_long:  # a block without a newline: measure every line, in a second pass
         for chunk in _chunks(content):
             lengths.feed(chunk)
@@ -117,12 +125,12 @@ def scan_text(
             )
         )
     first = head.split(b"\n", 1)[0]
-    if len(first) > limits.max_line_bytes:
+    if len(first) > limits.line_cap:
         raise Rejected(
             single(
                 file,
                 Code.LINE_TOO_LONG,
-                f"{file}: line 1 (the header) is longer than {limits.max_line_bytes:,} bytes",
+                f"{file}: line 1 (the header) is longer than {limits.line_cap:,} bytes",
                 line=1,
             )
         )
@@ -138,16 +146,23 @@ def scan_text(
     limits.check_columns(file, len(header), "line 1 (the header) names {count} columns")
     limits.check_rows(file, lines - 1)
     spans = lengths.spans
+    cut = blank_long and bool(spans)
     return Text(
-        source=_blank(content, spans) if spans and blank_long else content,
+        source=_blank(content, spans, cut_to(limits.line_cap)) if cut else content,
         header=header,
         lines=lines,
         lenient=lenient,
         quoted=quotes > 0,
         long_count=len(spans),
         long_lines=tuple((line, end - start) for line, start, end in spans[:5]),
+        cut=tuple(line for line, _, _ in spans) if cut else (),
         plain=plain,
     )
+
+
+def cut_to(cap: int) -> int:
+    """How many bytes of a line over `cap` are kept: `HEAD`, or fewer than the cap."""
+    return min(HEAD, cap)
 
 
 def _lf(content: Path | bytes) -> bytes:
@@ -232,23 +247,30 @@ class _LineLengths:
             self.pending = None
 
 
-def _blank(content: Path | bytes, spans: Sequence[tuple[int, int, int]]) -> bytes:
-    """The content with each long line emptied; its newline stays, so line numbers hold."""
+def _blank(content: Path | bytes, spans: Sequence[tuple[int, int, int]], keep: int) -> bytes:
+    """The content with each long line cut to its first `keep` bytes (less a character cut
+    in two); its newline stays, so line numbers hold."""
     pieces: list[bytes] = []
     at = 0
     if isinstance(content, bytes):
         for _, start, end in spans:
-            pieces.append(content[at:start])
+            pieces += [content[at:start], _whole_characters(content[start : start + keep])]
             at = end
         pieces.append(content[at:])
         return b"".join(pieces)
     with content.open("rb") as handle:
         for _, start, end in spans:
-            pieces.append(handle.read(start - at))
+            pieces += [handle.read(start - at), _whole_characters(handle.read(keep))]
             handle.seek(end)
             at = end
         pieces.append(handle.read())
     return b"".join(pieces)
+
+
+def _whole_characters(data: bytes) -> bytes:
+    """`data` as UTF-8 text without what is not (a character the cut ends in two, any bad
+    byte: the line is reported as too long, not as undecodable)."""
+    return data.decode("utf-8", "ignore").encode()
 
 
 def _chunks(content: Path | bytes) -> Iterator[bytes]:
@@ -274,7 +296,7 @@ def long_lines(text: Text, limits: Limits) -> list[Problem]:
                 Issue(
                     Code.LINE_TOO_LONG,
                     f"line {ln}: the line has {n:,} bytes; at most "
-                    f"{limits.max_line_bytes:,} are accepted",
+                    f"{limits.line_cap:,} are accepted",
                     line=ln,
                 )
                 for ln, n in text.long_lines

@@ -23,19 +23,23 @@ def text_cells(
     *,
     only: pl.Series | None = None,
     careful: bool = False,
-) -> tuple[pl.DataFrame, list[Problem]]:
+    user: str | None = None,
+) -> tuple[pl.DataFrame, list[Problem], pl.DataFrame]:
     """Every physical line below the header split into the fields `names`, as text, with its
     line number; lines over the length cap and lines with another number of fields become
     problems (`hint` adds a word on the format to the field-count message); `NeedsParts` for a
     whole file the limits keep from this reader (`Bound.careful`). With `only`, just
     the lines of those numbers (the text's own, 1 the header), and none of them need be one.
-    `careful`: never split by polars' reader, always line by line (the same cells)."""
+    `careful`: never split by polars' reader, always line by line (the same cells).
+    Third, the lines refused whole (line, and the cell of the column `user` where the line
+    holds it whole): whose user is in the file, though none of its cells are read."""
+    refused = pl.DataFrame(schema={"line": pl.Int64, user or "user": pl.String})
     if only is None and not (text.part or limits.careful_whole()):
         raise NeedsParts(file)
-    if only is None and not (careful or text.quoted or text.long_count):
+    if only is None and not (careful or text.quoted or text.cut):
         cells = _split_by_polars(text, names)
         if cells is not None:
-            return cells, []
+            return cells, [], refused
     kept = [] if only is None else [pl.col("line").is_in(only.implode())]
     try:
         body = (
@@ -56,7 +60,12 @@ def text_cells(
     elif body.height == 0 and not text.long_count and only is None:
         raise Rejected(no_rows(file))  # only blank lines below the header
     issues = long_lines(text, limits)
+    cut = pl.col("line").is_in(pl.Series(text.cut, dtype=pl.Int64).implode())
+    if text.cut:  # a line over the cap: its first bytes, and the last field there cut short
+        refused = _users(body.filter(cut), names, user, complete=pl.col("_n") - 1)
+        body = body.filter(~cut)
     ragged = body.filter(pl.col("_n") != len(names))
+    refused = pl.concat([refused, _users(ragged, names, user, complete=pl.col("_n"))])
     if ragged.height:
         issues.append(
             problem(
@@ -80,7 +89,20 @@ def text_cells(
         "line",
         *[_unquote_cell(pl.col("_fields").list.get(i)).alias(name) for i, name in enumerate(names)],
     )
-    return cells, issues
+    return cells, issues, refused
+
+
+def _users(
+    lines: pl.DataFrame, names: list[str], user: str | None, complete: pl.Expr
+) -> pl.DataFrame:
+    """The line and user cell (under the name `user`) of each of `lines` (split into
+    `_fields`, `_n` of them) whose first `complete` fields are whole and hold the user's."""
+    if user is None:
+        return pl.DataFrame(schema={"line": pl.Int64, "user": pl.String})
+    at = names.index(user)
+    return lines.filter(complete > at).select(
+        "line", _unquote_cell(pl.col("_fields").list.get(at)).alias(user)
+    )
 
 
 def _split_by_polars(text: Text, names: list[str]) -> pl.DataFrame | None:

@@ -21,6 +21,7 @@ from scorer.read.cells import (
     cell_issue,
     integer,
     parse_cells,
+    refused_users,
     text_code,
 )
 from scorer.read.header import check_frame, check_header, no_rows, type_report
@@ -50,20 +51,23 @@ def from_text(file: str, text: Text, spec: Spec, limits: Limits, *, careful: boo
         raise Rejected(no_rows(file))
     if not text.part:  # a part is checked before it is loaded (`split.Parts.table`)
         limits.check_whole(file, text.rows, "the file has {count} rows")
-    cells, problems = text_cells(
+    cells, problems, refused = text_cells(
         file,
         text,
         text.header,
         limits,
         "; the ids of a list are separated by spaces",
         careful=careful,
+        user=spec.user,
     )
     names = [spec.user, *(name for name in text.header if name != spec.user)]  # short first
     repeated = repeated_header(cells, names, "line")
     if repeated is not None:  # one problem a line, and no cell of it judged
         cells, problems = cells.filter(~repeated[0]), [*problems, repeated[1]]
     cells = cells.with_columns(_tokens(pl.col(spec.competition.columns.list)))
-    return _to_long(file, cells, spec, "line", limits, problems, plain=text.plain)
+    table = _to_long(file, cells, spec, "line", limits, problems, plain=text.plain)
+    users = refused_users(file, refused, spec, "line", text.plain)
+    return dataclasses.replace(table, refused=users)
 
 
 def check(file: str, text: Text, spec: Spec) -> None:

@@ -743,9 +743,8 @@ def add_wide(corpus: Corpus, rows: list[list[str]], scores: dict[str, float]) ->
     corpus.sub(
         "wide_unquoted_commas.csv",
         csv(unquoted, "user_id,edition_ids"),
-        "a list with commas, unquoted: its commas end fields",
+        "a list with commas, unquoted: its commas end fields (its user is not missing)",
         field_count=[3],
-        missing_user=None,
     )
     again = ",".join(str(60001 + i) for i in range(K))
     corpus.sub(
