@@ -151,26 +151,28 @@ def test_headers_not_complete_in_time_close_the_connection(live: Live) -> None:
     no_traceback(live)
 
 
-def test_a_body_that_stands_still_is_cut_and_nothing_is_kept(live: Live) -> None:
-    uploads = live.folder / "uploads"
-    stalled = connect(live, first=upload_head(live, 1 << 20))
-    until(lambda: any(uploads.iterdir()), "the upload did not begin", live)
-    assert closed_by_server(stalled).startswith(b"HTTP/1.1 408")
+def begun(live: Live) -> socket.socket:
+    """A connection whose upload of 1 MiB has begun on the server, and stopped sending."""
+    sock = connect(live, first=upload_head(live, 1 << 20))
+    until(lambda: any((live.folder / "uploads").iterdir()), "the upload did not begin", live)
+    return sock
+
+
+def told_once(live: Live, line: str) -> None:
+    """Nothing of the upload kept, and the log tells it in `line`, with no traceback."""
     nothing_kept(live)
-    line = "whose request body made no progress for 1 s"
-    until(lambda: line in log_of(live), "no line for the stalled body", live)
+    until(lambda: line in log_of(live), f"no line {line!r}", live)
     no_traceback(live)
+
+
+def test_a_body_that_stands_still_is_cut_and_nothing_is_kept(live: Live) -> None:
+    assert closed_by_server(begun(live)).startswith(b"HTTP/1.1 408")
+    told_once(live, "whose request body made no progress for 1 s")
 
 
 def test_a_client_gone_mid_upload_leaves_nothing_and_one_line(live: Live) -> None:
-    uploads = live.folder / "uploads"
-    gone = connect(live, first=upload_head(live, 1 << 20))
-    until(lambda: any(uploads.iterdir()), "the upload did not begin", live)
-    gone.close()
-    nothing_kept(live)
-    line = "scorer serve: lost 1 connection from 127.0.0.1 closed by the client mid-request"
-    until(lambda: line in log_of(live), "no line for the client gone", live)
-    no_traceback(live)
+    begun(live).close()
+    told_once(live, "lost 1 connection from 127.0.0.1 closed by the client mid-request")
     assert "ClientDisconnect" not in log_of(live)
 
 

@@ -30,7 +30,7 @@ from psycopg.sql import SQL, Identifier
 from scorer.serve.pgrules import FUNCTIONS, REVOKED, WEB_FUNCTIONS
 from scorer.serve.sql import SqlStore
 from scorer.serve.sqlcore import Connection, Cursor, NotAllowed, StoreUnavailable, TeamTaken
-from scorer.serve.store import Decision, Limits, picks_refused, tables, upload_name, utc
+from scorer.serve.store import Limits, Received, picks_refused, tables, upload_name, utc
 
 #: The advisory lock held while the schema is made: two processes starting together would
 #: otherwise race on `CREATE ... IF NOT EXISTS`.
@@ -80,14 +80,6 @@ CHUNK = 1 << 20
 
 class Tampered(ValueError):
     """An upload whose bytes in the database are not those it was accepted with."""
-
-
-class _Refused(Exception):
-    """An upload the database's function refused: its chunks are rolled back with it."""
-
-    def __init__(self, reason: str, at: str) -> None:
-        super().__init__(reason)
-        self.reason, self.at = reason, at
 
 
 def begin(db: psycopg.Connection[tuple[object, ...]]) -> psycopg.Connection[tuple[object, ...]]:
@@ -189,42 +181,29 @@ class PostgresStore(SqlStore):
         if self.clock is not utc:
             self._run(db, "SELECT set_config('scorer.clock', ?, true)", self.clock().isoformat())
 
-    def accept_upload(
-        self,
-        team: int,
-        sha256: str,
-        size: int,
-        path: str,
-        suffix: str = "",
-        source: Path | None = None,
-    ) -> Decision:
-        """`SqlStore.accept_upload`, by the database's function (`pgrules.accept_upload`):
-        the upload's chunks written under a name of their own, then, in the same
-        transaction, the function judges the end, the reveal and the limits at the
-        database's time and, if it accepts, names them the submission's. A refusal rolls
-        the chunks back."""
+    def _admit(
+        self, db: Connection, team: int, received: Received
+    ) -> tuple[int | None, str | None, datetime]:
+        """`SqlStore._admit`, by the database's function (`pgrules.accept_upload`): the
+        upload's chunks written under a name of their own, then the function judges the end,
+        the reveal and the limits at the database's time and, if it accepts, names them the
+        submission's. A refusal rolls the chunks back (`SqlStore.accept_upload`)."""
         incoming = f"incoming/{secrets.token_hex(16)}"
-        try:
-            with self._write() as db:
-                self._clocked(db)
-                if source is not None:
-                    self._keep(db, incoming, source)
-                ident, refused, at = self._run(
-                    db,
-                    "SELECT * FROM accept_upload(?, ?, ?, ?, ?, ?)",
-                    team,
-                    sha256,
-                    size,
-                    path,
-                    suffix,
-                    incoming,
-                ).fetchone()
-                if refused is not None:
-                    raise _Refused(str(refused), str(at or ""))
-        except _Refused as exc:
-            now = datetime.fromisoformat(exc.at) if exc.at else self.clock()
-            return Decision(None, self.quota(team, now), exc.reason)
-        return Decision(int(ident), self.quota(team, datetime.fromisoformat(at)))
+        self._clocked(db)
+        if received.source is not None:
+            self._keep(db, incoming, received.source)
+        ident, refused, at = self._run(
+            db,
+            "SELECT * FROM accept_upload(?, ?, ?, ?, ?, ?)",
+            team,
+            received.sha256,
+            received.size,
+            received.path,
+            received.suffix,
+            incoming,
+        ).fetchone()
+        when = datetime.fromisoformat(at) if at else self.clock()
+        return (None if ident is None else int(ident)), refused, when
 
     def refuse_upload(self, team: int, reason: str) -> None:
         with self._write() as db:

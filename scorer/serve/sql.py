@@ -18,12 +18,14 @@ from scorer.leaderboard.schema import SPLITS
 from scorer.leaderboard.schema import Status as Judged
 from scorer.leaderboard.store import Record
 from scorer.serve.queue import Queue
-from scorer.serve.sqlcore import Cursor, TeamTaken
+from scorer.serve.sqlcore import Connection, Cursor, TeamTaken
 from scorer.serve.store import (
     Counted,
     Decision,
     Entry,
     Quota,
+    Received,
+    Refused,
     Status,
     Team,
     day_start,
@@ -122,33 +124,47 @@ class SqlStore(Queue):
         """Count and record an upload whose body is whole and on disk, unless the competition
         is closed or a limit is reached; a store that `HOLDS_FILES` keeps its bytes
         (`source`) in the same transaction. Its time is taken in the transaction, with the
-        team's row held: the end, the reveal and the limits are judged at that moment."""
-        with self._write() as db:
-            self._lock_team(db, team)
-            now = self.clock()
-            reads = partial(self._run, db)  # in the transaction that accepts
-            quota = self._quota(reads, team, now)
-            if self.closed(reads, now):
-                return Decision(None, quota, "competition_ended")
-            if quota.limit is not None:
-                return Decision(None, quota, quota.limit)
-            (ident,) = self._run(
-                db,
-                "INSERT INTO submissions (team, submitted_at, sha256, size, path, suffix,"
-                " status, counted) VALUES (?, ?, ?, ?, ?, ?, 'queued', 'daily') RETURNING id",
-                team,
-                now.isoformat(),
-                sha256,
-                size,
-                path,
-                suffix,
-            ).fetchone()
-            if source is not None:
-                self._keep(db, upload_name(int(ident)), source)
-            (name,) = self._run(db, "SELECT name FROM teams WHERE id = ?", team).fetchone()
-            detail = {"team": name, "id": int(ident), "sha256": sha256, "size": size}
-            self._log(db, now, "upload", detail)
-            return Decision(int(ident), self._quota(reads, team, now))
+        team's row held: the end, the reveal and the limits are judged at that moment, and
+        a refusal rolls back whatever the transaction wrote."""
+        received = Received(sha256, size, path, suffix, source)
+        try:
+            with self._write() as db:
+                ident, refused, now = self._admit(db, team, received)
+                if ident is None:
+                    raise Refused(refused or "limit", now)
+        except Refused as exc:
+            return Decision(None, self.quota(team, exc.at), exc.reason)
+        return Decision(ident, self.quota(team, now))
+
+    def _admit(
+        self, db: Connection, team: int, received: Received
+    ) -> tuple[int | None, str | None, datetime]:
+        """The upload recorded in the transaction `db` (its id), or why not, and when."""
+        self._lock_team(db, team)
+        now = self.clock()
+        reads = partial(self._run, db)  # in the transaction that accepts
+        if self.closed(reads, now):
+            return None, "competition_ended", now
+        limit = self._quota(reads, team, now).limit
+        if limit is not None:
+            return None, limit, now
+        (ident,) = self._run(
+            db,
+            "INSERT INTO submissions (team, submitted_at, sha256, size, path, suffix,"
+            " status, counted) VALUES (?, ?, ?, ?, ?, ?, 'queued', 'daily') RETURNING id",
+            team,
+            now.isoformat(),
+            received.sha256,
+            received.size,
+            received.path,
+            received.suffix,
+        ).fetchone()
+        if received.source is not None:
+            self._keep(db, upload_name(int(ident)), received.source)
+        (name,) = self._run(db, "SELECT name FROM teams WHERE id = ?", team).fetchone()
+        detail = {"team": name, "id": int(ident), "sha256": received.sha256, "size": received.size}
+        self._log(db, now, "upload", detail)
+        return int(ident), None, now
 
     def refuse_upload(self, team: int, reason: str) -> None:
         """Count an upload refused: one row a team, reason and minute, however many come."""

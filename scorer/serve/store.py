@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 
@@ -95,6 +96,27 @@ class Decision:
     id: int | None
     quota: Quota
     refused: str | None = None
+
+
+@dataclass(frozen=True)
+class Received:
+    """An upload whose body is whole and on disk, as the store records it: the sha256 and
+    size of its bytes, its path in the server's folder, the suffix it is read by, and its
+    file, for a store that keeps the bytes (`source`)."""
+
+    sha256: str
+    size: int
+    path: str
+    suffix: str = ""
+    source: Path | None = None
+
+
+class Refused(Exception):
+    """An upload the store refused (`reason`, at `at`): the transaction is rolled back."""
+
+    def __init__(self, reason: str, at: datetime) -> None:
+        super().__init__(reason)
+        self.reason, self.at = reason, at
 
 
 def day_start(now: datetime) -> datetime:
