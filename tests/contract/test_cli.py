@@ -14,6 +14,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from support.paths import ROOT
 from typer.testing import CliRunner
 
 import scorer
@@ -73,7 +74,8 @@ PRIVATE = 1 / log2(3)
 
 
 def test_score_prints_a_table_for_people(files: Path) -> None:
-    # a terminal wide enough for every metric on one line (80 columns: tests/test_messages.py)
+    # a terminal wide enough for every metric on one line (80 columns:
+    # tests/contract/test_messages.py)
     result = runner.invoke(
         app, ["score", "submission.csv", "--solution", "solution.csv"], env={"COLUMNS": "120"}
     )
@@ -848,7 +850,7 @@ def test_an_output_that_cannot_be_written_is_an_error_not_a_traceback(
     args: list[str], tmp_path: Path
 ) -> None:
     """stdout on a full disk (issue 24): one line on stderr saying why, exit 2."""
-    root = Path(__file__).resolve().parent.parent
+    root = ROOT
     if "{db}" in args:
         demo = tmp_path / "demo"
         assert CliRunner().invoke(app, ["leaderboard", "demo", str(demo)]).exit_code == 0

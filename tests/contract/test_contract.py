@@ -14,10 +14,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-import reference as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import SolutionRows, broken_solutions, user_ids
+from support import reference as ref
+from support.paths import CORPUS
+from support.strategies import SolutionRows, broken_solutions, user_ids
+from support.submissions import HEADER, text
 
 import scorer
 from scorer import Code, HostError, Report, SubmissionError
@@ -29,7 +31,6 @@ from scorer.keys import keyed, packable, ranked
 from scorer.read import DEFAULT_LIMITS
 
 TARGETS = [1, 2, 3]
-HEADER = "user_id,edition_id,rank"
 
 
 def user_lines(user: int, start: int | None = None) -> list[str]:
@@ -40,10 +41,6 @@ def user_lines(user: int, start: int | None = None) -> list[str]:
 
 def valid_lines(users: list[int] = TARGETS) -> list[str]:
     return [line for u in users for line in user_lines(u)]
-
-
-def text(lines: list[str], header: str = HEADER, end: str = "\n") -> str:
-    return end.join([header, *lines]) + end
 
 
 def targets_frame(users: list[int] = TARGETS) -> pl.DataFrame:
@@ -682,9 +679,6 @@ def test_a_stage_that_cannot_be_read_between_two_others_still_mixes_them() -> No
     assert isinstance(fast, Report)
     assert fast == careful
     assert fast.codes == ["invalid_stage", "mixed_stage"]
-
-
-CORPUS = Path(__file__).resolve().parent / "corpus"
 
 
 @pytest.mark.parametrize("path", sorted((CORPUS / "sub").iterdir()), ids=lambda p: p.name)

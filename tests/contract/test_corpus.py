@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reference import STRUCTURAL
+from support.paths import CORPUS, ROOT
+from support.reference import STRUCTURAL
 from typer.testing import CliRunner
 
 from scorer.cli import app
 from scorer.errors import Code
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
 MANIFEST: dict[str, Any] = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
 CASES: list[dict[str, Any]] = MANIFEST["cases"]
 SOLUTION = str(CORPUS / MANIFEST["solution"])
@@ -260,7 +260,7 @@ def test_the_corpus_is_reproducible(tmp_path: Path) -> None:
 
 # --- The error catalogue in task.md -----------------------------------------------------------
 
-ERRORS_DOC = Path(__file__).resolve().parent.parent / "task.md"
+ERRORS_DOC = ROOT / "task.md"
 ROW = re.compile(r"^\| `([a-z_]+)` \| .* \| `(.+)` \|$", re.M)
 
 
@@ -293,7 +293,7 @@ def test_the_error_catalogue_lists_every_code_with_a_real_message() -> None:
 
 
 def test_the_error_catalogue_shows_real_json() -> None:
-    """The JSON report task.md shows (its console example runs in tests/test_docs.py)."""
+    """The JSON report task.md shows (its console example runs in tests/docs/test_docs.py)."""
     text = ERRORS_DOC.read_text(encoding="utf-8")
     shown = re.search(r"```json\n(.+)\n```", text)
     assert shown is not None

@@ -17,12 +17,12 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from support.paths import CORPUS
 from typer.testing import CliRunner
 
 import scorer
 from scorer.cli import app
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
 SOLUTION = str(CORPUS / "solution.csv")
 TARGETS = str(CORPUS / "targets.csv")
 VALID = (CORPUS / "sub" / "valid.csv").read_bytes()

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from doctools import console_commands
 from jsonschema import Draft202012Validator
-from test_leaderboard_cli import score_args
+from support.doctools import console_commands
+from support.leaderboards import score_args
+from support.paths import ROOT
 from typer.testing import CliRunner
 
 import scorer
@@ -23,7 +24,6 @@ from scorer.envelope import SCHEMA_VERSION, Status
 from scorer.errors import Failure
 from scorer.schemas import COMMANDS, build, file_name, schema
 
-ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 runner = CliRunner()
 

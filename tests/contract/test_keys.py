@@ -7,7 +7,7 @@ from itertools import groupby
 import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import user_ids
+from support.strategies import user_ids
 
 from scorer.competition import LOST_ITEMS
 from scorer.keys import ITEM_BITS, keyed, largest_user, packable, ranked, repeats

@@ -13,10 +13,10 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from support.paths import ROOT
 
 import scorer
 
-ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from doctools import (
+from support.doctools import (
     Command,
     DocumentRun,
     Result,
@@ -28,10 +28,10 @@ from doctools import (
     run_document,
     tracked,
 )
+from support.paths import ROOT
 
 from scorer.errors import Code
 
-ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = ("README.md", "examples.md", "task.md")
 PYTHON = re.compile(r"```(?:pycon|python)\n(.*?)```", re.S)
 FENCED = re.compile(r"^ *```(\w*)\n(.*?)^ *```", re.S | re.M)
@@ -43,7 +43,7 @@ RunOf = Callable[[str], DocumentRun]
 @pytest.fixture(scope="module")
 def run_of(tmp_path_factory: pytest.TempPathFactory) -> RunOf:
     """Each document run once for the module, when a test first needs it: all its commands as
-    one bash script, from the root of a clean copy of the repository (tests/doctools.py)."""
+    one bash script, from the root of a clean copy of the repository (tests/support/doctools.py)."""
     done: dict[str, DocumentRun | str] = {}
 
     def get(name: str) -> DocumentRun:

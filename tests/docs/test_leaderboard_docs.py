@@ -1,4 +1,4 @@
-"""The leaderboard documents are tested: every code and constant (tests/test_docs.py runs their
+"""The leaderboard documents are tested: every code and constant (tests/docs/test_docs.py runs their
 commands)."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ import re
 from pathlib import Path
 
 import pytest
-from doctools import console_commands
-from test_leaderboard import broken_folder, broken_manifest
+from support.doctools import console_commands
+from support.leaderboards import broken_folder, broken_manifest
+from support.paths import ROOT
 
 from scorer.leaderboard.confidence import ALPHA, LEVEL, RESAMPLES, SEED
 from scorer.leaderboard.manifest import MAX_SELECTED, SELECTION_FILE, ManifestError, read_log
 
-ROOT = Path(__file__).resolve().parent.parent
 TASK = ROOT / "task.md"
 #: A row of task.md's error catalogue: code, meaning, example message.
 ROW = re.compile(r"^\| `([a-z_]+)` \| .* \| `(.+)` \|$", re.M)

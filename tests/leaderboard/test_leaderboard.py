@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from support.leaderboards import broken_folder, broken_manifest
 
 import scorer
 from scorer.competition import LOST_ITEMS, EmptyUsers, Split
@@ -58,8 +59,8 @@ def truth(world: Path) -> dict[str, scorer.ScoreResult]:
     }
 
 
-#: Judged in this process: a test's monkeypatch reaches the scorer (tests/test_worker.py and
-#: the isolation tests below judge in worker processes).
+#: Judged in this process: a test's monkeypatch reaches the scorer (tests/leaderboard/test_worker.py
+#: and the isolation tests below judge in worker processes).
 IN_PROCESS = batch.Isolation(workers=0)
 
 
@@ -490,41 +491,6 @@ def test_team_names_are_escaped_in_every_format(tmp_path: Path, world: Path) -> 
 
 
 # -- the log ----------------------------------------------------------------------------------
-
-
-def broken_manifest(folder: Path) -> Path:
-    """A manifest with one problem of each row code (task.md's catalogue quotes its messages);
-    the files it names exist, but for c2.csv."""
-    path = folder / "m.csv"
-    path.write_text(
-        "team,path,submitted_at,selected\n"
-        "a,a1.csv,2024-05-01T10:00:00Z,yes\n"
-        "a,a2.csv,yesterday,1\n"
-        "a,a3.csv,2024-05-01,1\n"
-        "a,a4.csv,2024-05-02,1\n"
-        "b,b1.csv,2024-05-01,maybe\n"
-        "b,b2.csv,2024-05-01,\n"
-        "b,b2.csv,2024-05-02,\n"
-        ",b3.csv,2024-05-01,\n"
-        "c,c1.csv\n"
-        "c,c2.csv,2024-05-01,\n"
-        '"d\u200b",d1.csv,2024-05-01,\n'
-        f"{'d' * 70},d2.csv,2024-05-01,\n"
-        "B,b4.csv,2024-05-03,\n",
-        encoding="utf-8",
-    )
-    for name in ("a1", "a2", "a3", "a4", "b1", "b2", "b3", "b4", "c1", "d1", "d2"):
-        (folder / f"{name}.csv").write_text("x\n")
-    return path
-
-
-def broken_folder(folder: Path) -> Path:
-    """A folder whose one team selects three files and one it does not have."""
-    (folder / "t").mkdir(parents=True)
-    for name in ("a.csv", "b.csv", "c.csv"):
-        (folder / "t" / name).write_text("x\n")
-    (folder / "t" / "selected.txt").write_text("a.csv\nb.csv\nc.csv\nmissing.csv\n")
-    return folder
 
 
 def test_manifest_problems_are_all_reported_at_once(tmp_path: Path) -> None:

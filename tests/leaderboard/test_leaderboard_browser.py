@@ -2,8 +2,9 @@
 boards and their charts; every team name is text, hostile ones included; no name made an
 element; the legend explains the shading.
 
-Run as a script, it writes the screenshot examples.md shows:
-`.venv/bin/python tests/test_leaderboard_browser.py docs/leaderboard-final.png`."""
+Run as a script (with `tests/` on the path, for `support`), it writes the screenshot
+examples.md shows: `PYTHONPATH=tests .venv/bin/python
+tests/leaderboard/test_leaderboard_browser.py docs/leaderboard-final.png`."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from browser import find, measure, png_size, screenshot
-from test_leaderboard_names import ACCEPTED, FILES, REFUSED, write_manifest
+from support.browser import find, measure, png_size, screenshot
+from support.leaderboards import ACCEPTED, FILES, REFUSED, write_manifest
 
 from scorer.leaderboard import batch
 from scorer.leaderboard.boards import Phase, load

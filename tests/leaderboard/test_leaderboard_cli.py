@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.leaderboards import score_args
 from typer.testing import CliRunner
 
 import scorer
@@ -31,28 +32,9 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     made = cli("demo", root)
     assert made.exit_code == 0, made.output
     assert made.stdout.startswith(f"Wrote {root / 'solution.csv'}")
-    scored = cli(
-        "score",
-        root / "manifest.csv",
-        "--solution",
-        root / "solution.csv",
-        "--db",
-        root / "board.db",
-    )
+    scored = cli(*score_args(root))
     assert scored.exit_code == 0, scored.output
     return root
-
-
-def score_args(root: Path, *more: str) -> list[str | Path]:
-    return [
-        "score",
-        root / "manifest.csv",
-        "--solution",
-        root / "solution.csv",
-        "--db",
-        root / "board.db",
-        *more,
-    ]
 
 
 def test_score_lists_every_failure_and_exits_0(demo: Path, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ does not judge the same bytes again."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import signal
@@ -14,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_worker import bomb, hog
 from typer.testing import CliRunner
 
 from scorer.cli import app
@@ -25,6 +25,29 @@ from scorer.leaderboard.worker import Done, Task, judge
 
 runner = CliRunner()
 GIB = 1 << 30
+
+
+def bomb(path: Path, expanded: int) -> Path:
+    """A small .csv.gz that expands to `expanded` bytes of valid-looking rows: one member
+    compressed once, then repeated (a gzip file may hold many members)."""
+    rows = b"10000,500001,1\n" * (1 << 22)  # 60 MiB
+    member = gzip.compress(rows, compresslevel=9)
+    with path.open("wb") as out:
+        out.write(gzip.compress(b"user_id,edition_id,rank\n"))
+        for _ in range(expanded // len(rows) + 1):
+            out.write(member)
+    return path
+
+
+def hog(path: Path, size: int) -> Path:
+    """A plain CSV of `size` bytes whose every row is one user's: within every size and row
+    cap, it takes several times its size in memory to judge."""
+    block = b"10000,500001,1\n" * (1 << 20)
+    with path.open("wb") as out:
+        out.write(b"user_id,edition_id,rank\n")
+        for _ in range(size // len(block)):
+            out.write(block)
+    return path
 
 
 @pytest.fixture()

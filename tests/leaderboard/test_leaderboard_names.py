@@ -13,6 +13,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from support.leaderboards import ACCEPTED, FILES, REFUSED, write_manifest
 from typer.testing import CliRunner
 
 from scorer.cli import app
@@ -29,45 +30,6 @@ from scorer.leaderboard.terminal import batch_text, table_text
 
 runner = CliRunner()
 NOW = datetime(2024, 6, 1, tzinfo=UTC)
-
-#: Names a team may have, however they look: markup, formulas, links, HTML.
-ACCEPTED = [
-    "[/]",
-    "[bold]alpha[/]",
-    "[link=https://evil.example/claim]Click to claim prize[/link]",
-    '=HYPERLINK("https://evil.example","prize")',
-    "+1+1",
-    "-2+3",
-    "@SUM(1+1)",
-    "[text](https://evil.example)",
-    "![](https://evil.example/x.png)",
-    "<img src=x onerror=alert(1)>",
-    "<script>alert(1)</script>",
-    "https://evil.example",
-    "www.evil.example",
-    "a|b",
-    "alpha",
-]
-
-#: Names the log refuses, with the code it gives each.
-REFUSED = {
-    "\x1b[31mred\x1b[0m": Code.TEAM_NAME_CHARACTER,  # a terminal's escape sequence
-    "\u202eevil": Code.TEAM_NAME_CHARACTER,  # right-to-left override: reads `live`
-    "alpha\u200b": Code.TEAM_NAME_CHARACTER,  # zero-width space: looks exactly like alpha
-    "x" * 5000: Code.TEAM_NAME_TOO_LONG,
-}
-
-#: Two files of the demo competition: every name gets one, in turn.
-FILES = ("submissions/alpha/baseline.csv", "submissions/alpha/tuned.csv")
-
-
-def write_manifest(path: Path, names: list[str]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(["team", "path", "submitted_at"])
-        for i, name in enumerate(names):
-            writer.writerow([name, FILES[i % 2], f"2024-05-02T{i // 60:02d}:{i % 60:02d}:00Z"])
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from slow_judges import sleepy
+from support.paths import ROOT, TESTS
+from support.slow_judges import sleepy
 
 from scorer.leaderboard.worker import Task, Workers
-
-ROOT = Path(__file__).resolve().parent.parent
 
 #: A task the slow judges never look at.
 TASK = Task(solution=None, competition=None, no_lost=None, limits=None)  # type: ignore[arg-type]
@@ -80,8 +79,8 @@ def test_workers_die_with_their_parent(tmp_path: Path) -> None:
         f"""
         import sys
         from pathlib import Path
-        sys.path.insert(0, {str(Path(__file__).parent)!r})
-        from slow_judges import sleepy
+        sys.path.insert(0, {str(TESTS)!r})
+        from support.slow_judges import sleepy
         from scorer.leaderboard.worker import Task, Workers
         task = Task(solution=None, competition=None, no_lost=None, limits=None)
         with Workers(task, workers=1, budget=1 << 40, timeout=600, judge=sleepy) as workers:

@@ -3,7 +3,6 @@ exhausts memory, hangs or loses its worker is failed with its reason while the r
 
 from __future__ import annotations
 
-import gzip
 import os
 import signal
 import time
@@ -31,29 +30,6 @@ def test_workers_give_the_verdicts_of_this_process(demo: tuple[Task, list[Path]]
             assert theirs.result is not None
             assert theirs.result.to_dict() == mine.result.to_dict()  # to the bit
             assert theirs.result.per_user.equals(mine.result.per_user)
-
-
-def bomb(path: Path, expanded: int) -> Path:
-    """A small .csv.gz that expands to `expanded` bytes of valid-looking rows: one member
-    compressed once, then repeated (a gzip file may hold many members)."""
-    rows = b"10000,500001,1\n" * (1 << 22)  # 60 MiB
-    member = gzip.compress(rows, compresslevel=9)
-    with path.open("wb") as out:
-        out.write(gzip.compress(b"user_id,edition_id,rank\n"))
-        for _ in range(expanded // len(rows) + 1):
-            out.write(member)
-    return path
-
-
-def hog(path: Path, size: int) -> Path:
-    """A plain CSV of `size` bytes whose every row is one user's: within every size and row
-    cap, it takes several times its size in memory to judge."""
-    block = b"10000,500001,1\n" * (1 << 20)
-    with path.open("wb") as out:
-        out.write(b"user_id,edition_id,rank\n")
-        for _ in range(size // len(block)):
-            out.write(block)
-    return path
 
 
 def greedy(task: Task, index: int, path: Path) -> Done:

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 import yaml
+from support.paths import ROOT
 
 from scorer.competition import LOST_ITEMS, Competition
 from scorer.platforms.kit import build
 
-ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 COMPETITIONS = {"lost items": None, "hm": "hm", "hm-kaggle": "hm-kaggle"}
 

@@ -25,14 +25,14 @@ from typing import Any
 
 import pytest
 import yaml
-from test_kits import DATA, SOLUTION, hidden_pair, leaks, scorer_json
+from support.kits import SOLUTION, hidden_pair, leaks, scorer_json
+from support.paths import DATA, ROOT
 
 from scorer.competition import Competition
 from scorer.platforms import evalai, evalai_remote
 from scorer.platforms.common import HOST_MESSAGE
 from scorer.platforms.kit import build
 
-ROOT = Path(__file__).resolve().parent.parent
 TOKEN, QUEUE, CHALLENGE = "host-token-1f3a", "lost-items-queue-8c2e", 41
 
 #: The kits the rules are checked on: lost items, and H&M with its own columns, metric and ids.

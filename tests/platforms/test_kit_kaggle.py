@@ -26,14 +26,13 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import SPLIT_WORDS, column_names, id_cell
+from support.paths import ROOT
+from support.strategies import SPLIT_WORDS, column_names, id_cell
 
 import scorer
 from scorer import Competition, Metric, SubmissionError
 from scorer.competition import LOST_ITEMS, EmptyUsers, Rows
 from scorer.platforms import kaggle, kaggle_metric, kit
-
-ROOT = Path(__file__).resolve().parent.parent
 
 #: What Kaggle's image has besides the standard library (the metric may import nothing else).
 KAGGLE_IMPORTS = {"numpy", "pandas"}

@@ -17,7 +17,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from test_kits import DATA, SOLUTION
+from support.kits import SOLUTION
+from support.paths import DATA
 
 from scorer.errors import UsageError
 from scorer.platforms import participants

@@ -40,6 +40,8 @@ import pandas as pd
 import polars as pl
 import pytest
 import yaml
+from support.kits import SOLUTION, hidden_pair, leaks, scorer_json
+from support.paths import DATA, ROOT
 from typer.testing import CliRunner
 
 from scorer.api import score
@@ -51,33 +53,6 @@ from scorer.platforms import evalai_remote, kaggle
 from scorer.platforms.common import Kit
 from scorer.platforms.kit import build
 from scorer.read import to_wide
-
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "data"
-SOLUTION = DATA / "solution.csv"
-
-
-def scorer_json(submission: Path, solution: Path) -> dict[str, Any]:
-    """`scorer score --json`, run as a participant or organiser would run it."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "scorer",
-            "score",
-            str(submission),
-            "--solution",
-            str(solution),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    data: dict[str, Any] = json.loads(done.stdout)
-    return data
 
 
 @pytest.fixture(scope="module")
@@ -114,21 +89,8 @@ def break_ids(source: Path, target: Path) -> Path:
     return target
 
 
-def hidden_pair() -> tuple[str, str]:
-    """A user and one of its hidden lost editions, from the bundled solution."""
-    row = pl.read_csv(SOLUTION).drop_nulls("edition_id").row(7)
-    return str(row[0]), str(row[1])
-
-
 def private_users() -> list[str]:
     return [str(u) for u in pl.read_csv(SOLUTION).filter(pl.col("stage") == "private")["user_id"]]
-
-
-def leaks(text: str, edition: str) -> list[str]:
-    """What of the hidden truth a participant-visible text holds."""
-    found = [f"edition {edition}"] if re.search(rf"\b{edition}\b", text) else []
-    found += [w for w in ("private", "500 users", "Private") if w in text]
-    return found
 
 
 # Kaggle ------------------------------------------------------------------------------------

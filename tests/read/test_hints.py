@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_messages import BRACKETS, LISTS, REPEATED, RESET_INDEX, WIDE, empty_floats
+from support.messages import BRACKETS, LISTS, REPEATED, RESET_INDEX, WIDE, empty_floats
+from support.paths import ROOT
 from typer.testing import CliRunner
 
 import scorer
 from scorer.cli import app
 from scorer.errors import MAX_EXAMPLES, Code, Issue, Problem, Report, SubmissionError, merge
 
-ROOT = Path(__file__).resolve().parent.parent
 TARGETS = ROOT / "data" / "targets.csv"
 SAMPLE = ROOT / "data" / "sample_submission.csv"
 SOLUTION = ROOT / "data" / "solution.csv"
@@ -592,7 +592,7 @@ def test_task_md_lists_every_hint() -> None:
 
 
 def test_task_md_shows_a_real_hint() -> None:
-    """task.md's example of a hint (tests/test_docs.py runs it and compares its output)."""
+    """task.md's example of a hint (tests/docs/test_docs.py runs it and compares its output)."""
     text = (ROOT / "task.md").read_text(encoding="utf-8")
     block = re.search(
         r"```console\n\$ scorer validate tests/corpus/sub/zero_based_ranks.csv "

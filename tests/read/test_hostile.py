@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
-from hostile_files import (
+from support.hostile_files import (
     BGZF_EOF,
     HOSTILE,
     KAGGLE_CELL,
@@ -207,7 +207,8 @@ def test_an_empty_gzip_member_appended_changes_no_decision(tmp_path: Path, tail:
 def test_a_40_mb_cell_given_to_the_kaggle_adapter_is_refused_before_conversion() -> None:
     run = measured([sys.executable, "-c", KAGGLE_CELL], timeout=MAX_SECONDS)
     assert run.exit == 1, run.stderr[-2000:]
-    assert run.stdout == kaggle.ROW_PROBLEMS + "\n"  # Kaggle names no row (tests/test_kits.py)
+    # Kaggle names no row (tests/platforms/test_kits.py)
+    assert run.stdout == kaggle.ROW_PROBLEMS + "\n"
     assert run.rss_mb < 1024, f"peak RSS {run.rss_mb:.0f} MiB"
 
 

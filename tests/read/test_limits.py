@@ -18,6 +18,7 @@ import polars as pl
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from support.paths import CORPUS
 from typer.testing import CliRunner
 
 from scorer.cli import app
@@ -26,7 +27,6 @@ from scorer.read.inflate import inflate
 from scorer.read.limits import Limits
 from scorer.read.text import _LineLengths, scan_text
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
 SOLUTION = str(CORPUS / "solution.csv")
 TARGETS = str(CORPUS / "targets.csv")
 VALID = CORPUS / "sub" / "valid.csv"
@@ -284,7 +284,7 @@ def test_scan_text_blanks_long_lines_only_when_asked(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_nine_hundred_thousand_unknown_users_give_a_short_report(tmp_path: Path) -> None:
-    n = 900_000  # past a million rows, the row count alone refuses it (tests/test_parts.py)
+    n = 900_000  # past a million rows, the row count alone refuses it (tests/scoring/test_parts.py)
     path = tmp_path / "users.csv"
     frame = pl.DataFrame(
         {

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_contract import text
+from support.submissions import text
 
 from scorer import Report, SubmissionError
 from scorer.contract import read_submission

@@ -15,6 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.paths import ROOT
+from support.reference import Rules, score_rules
 from typer.testing import CliRunner
 
 import scorer
@@ -24,9 +26,7 @@ from scorer.contract import Codes
 from scorer.errors import HostError, SubmissionError
 from scorer.read import DEFAULT_LIMITS, Table
 from scorer.read.text import scan_text
-from tests.reference import Rules, score_rules
 
-ROOT = Path(__file__).resolve().parent.parent
 HM, KAGGLE = ROOT / "data" / "hm", ROOT / "data" / "hm-kaggle"
 
 #: A small text-id competition: sessions and tracks, every column renamed, lists allowed short.

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-import reference as ref
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
-from strategies import ID_KINDS, NAME_POOL, SPLIT_WORDS, column_names, id_cell
+from support import reference as ref
+from support.strategies import ID_KINDS, NAME_POOL, SPLIT_WORDS, column_names, id_cell
 from typer.testing import CliRunner
 
 import scorer

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-import reference as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import reference as ref
+from support.paths import ROOT
 from typer.testing import CliRunner
 
 import scorer
@@ -35,7 +36,6 @@ from scorer.errors import UsageError
 from scorer.read import to_wide
 from scorer.scoring import MASK_MAX_K
 
-ROOT = Path(__file__).resolve().parent.parent
 HM = ROOT / "data" / "hm"
 runner = CliRunner()
 

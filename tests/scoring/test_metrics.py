@@ -10,9 +10,9 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
-import reference as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import reference as ref
 
 from scorer.metrics import (
     MAX_GRADE,

@@ -13,7 +13,8 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_scoring import Competition, competitions
+from support.competitions import Competition, competitions
+from support.paths import CORPUS
 from typer.testing import CliRunner
 
 import scorer
@@ -37,7 +38,6 @@ from scorer.read import DEFAULT_LIMITS, Bound, Limits, read_table
 from scorer.read.limits import WHOLE_ROWS_FLOOR
 from scorer.read.split import split
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
 MANIFEST: dict[str, Any] = json.loads((CORPUS / "expected.json").read_text(encoding="utf-8"))
 SOLUTION = CORPUS / MANIFEST["solution"]
 VALID = CORPUS / MANIFEST["valid_submission"]

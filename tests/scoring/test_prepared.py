@@ -21,7 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from jsonschema import Draft202012Validator
 from polars.testing import assert_frame_equal
-from strategies import SolutionRows, solutions
+from support.paths import ROOT
+from support.strategies import SolutionRows, solutions
 from typer.testing import CliRunner
 
 import scorer
@@ -34,7 +35,6 @@ from scorer.prepared import FORMAT_VERSION, is_prepared, load, prepare
 from scorer.schemas import schema
 from scorer.synthetic import make_competition
 
-ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 runner = CliRunner()
 
@@ -160,7 +160,7 @@ def test_validate_and_the_api_take_a_prepared_solution(tmp_path: Path) -> None:
 def test_a_prepared_file_names_the_user_and_item_as_the_competitions_files_do(
     tmp_path: Path,
 ) -> None:
-    hm_folder = Path(__file__).resolve().parent.parent / "data" / "hm"
+    hm_folder = ROOT / "data" / "hm"
     hm = Competition.load(hm_folder / "competition.toml")
     info = prepare(hm_folder / "solution.csv", tmp_path / "hm.prepared", competition=hm)
     with zipfile.ZipFile(info.path) as archive:

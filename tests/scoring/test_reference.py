@@ -11,10 +11,10 @@ from math import log2
 from pathlib import Path
 
 import pytest
-import reference as ref
-from reference import Rules, score, score_rules
+from support import reference as ref
+from support.paths import DATA
+from support.reference import Rules, score, score_rules
 
-DATA = Path(__file__).parent.parent / "data"
 HM = DATA / "hm"
 
 #: The H&M-style rules, spelt out here as the task states them.

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from postgres_cluster import new_database
+from support.postgres_cluster import new_database
 
 from scorer.competition import Split
 from scorer.leaderboard.runs import Saved

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from serve_live import SAMPLE, SOLUTION
+from support.serve_live import SAMPLE, SOLUTION
 
 from scorer.serve import site
 from scorer.serve.app import HEADERS, build

@@ -25,8 +25,8 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from browser import FLAGS, find, measure
-from serve_live import DATA, SOLUTION, Live
+from support.browser import FLAGS, find, measure
+from support.serve_live import DATA, SOLUTION, Live
 
 import scorer
 
@@ -169,7 +169,7 @@ class DevTools:
         raise TimeoutError(f"{script}: still false after {LOAD:.0f} s")
 
 
-#: How the tests start Chromium: as tests/browser.py does, with the DevTools protocol on a
+#: How the tests start Chromium: as tests/support/browser.py does, with the DevTools protocol on a
 #: port of Chromium's choosing (written to the profile's DevToolsActivePort file).
 DEVTOOLS = [*FLAGS, "--remote-debugging-port=0", "--window-size=1280,800"]
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from postgres_cluster import new_database, new_role
+from support.paths import ROOT
+from support.postgres_cluster import new_database, new_role
 from typer.testing import CliRunner
 
 from scorer.cli import app
@@ -24,7 +25,6 @@ from scorer.serve import site
 from scorer.serve.postgres import PostgresStore
 from scorer.serve.tokens import digest
 
-ROOT = Path(__file__).resolve().parent.parent
 SOLUTION = ROOT / "data" / "solution.csv"
 runner = CliRunner()
 

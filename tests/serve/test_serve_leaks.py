@@ -12,8 +12,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from postgres_cluster import new_database
-from serve_live import BROKEN, POPULAR, SAMPLE, SOLUTION, Live
+from support.postgres_cluster import new_database
+from support.serve_live import BROKEN, POPULAR, SAMPLE, SOLUTION, Live
 
 from scorer.api import score
 from scorer.serve.app import build

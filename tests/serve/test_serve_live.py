@@ -17,8 +17,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from postgres_cluster import new_database
-from serve_live import BROKEN, POPULAR, SAMPLE, SOLUTION, Live, scorer
+from support.postgres_cluster import new_database
+from support.serve_live import BROKEN, POPULAR, SAMPLE, SOLUTION, Live, scorer
 
 from scorer.api import score
 

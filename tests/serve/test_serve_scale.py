@@ -25,8 +25,8 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from postgres_cluster import new_database, new_role
-from serve_live import FINAL, POPULAR, ROOT, SAMPLE, SOLUTION, answering, free_port, scorer
+from support.postgres_cluster import new_database, new_role
+from support.serve_live import FINAL, POPULAR, ROOT, SAMPLE, SOLUTION, answering, free_port, scorer
 
 from scorer.api import score
 

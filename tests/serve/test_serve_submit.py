@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from click.testing import Result
-from serve_live import DATA, SAMPLE, SOLUTION, Live
+from support.serve_live import DATA, SAMPLE, SOLUTION, Live
 from typer.testing import CliRunner
 
 from scorer.api import score

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from serve_live import ROOT, SAMPLE, Live, answering, free_port, scorer
+from support.serve_live import ROOT, SAMPLE, Live, answering, free_port, scorer
 
 from scorer.serve import watch, wire
 

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from postgres_cluster import new_database
-from slow_judges import hanging
+from support.paths import ROOT
+from support.postgres_cluster import new_database
+from support.slow_judges import hanging
 
 from scorer.api import score
 from scorer.competition import LOST_ITEMS
@@ -23,7 +24,6 @@ from scorer.serve.sql import SqlStore
 from scorer.serve.store import Status
 from scorer.serve.worker import Worker
 
-ROOT = Path(__file__).resolve().parent.parent
 SOLUTION, SAMPLE = ROOT / "data" / "solution.csv", ROOT / "data" / "sample_submission.csv"
 
 

@@ -11,7 +11,7 @@ interpreter running this (in CI, the Quickstart's `.venv`).
 
 After an intentional change of an output (a JSON shape, a message), refresh the documents with
 
-    .venv/bin/python tests/doctools.py --write README.md examples.md task.md
+    .venv/bin/python tests/support/doctools.py --write README.md examples.md task.md
 
 which runs the commands the same way and rewrites in place the documented output of every
 command whose output no longer matches (an output that `matches` accepts is left as written).
@@ -34,11 +34,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(r"```console\n(.*?)```", re.S)
 SECTION = re.compile(r"^## .*$", re.M)
 #: Sections whose commands a document run leaves out: the Quickstart's make the environment
-#: that the other commands run in (tests/test_docs.py runs the first in a new environment, CI
+#: that the other commands run in (tests/docs/test_docs.py runs the first in a new environment, CI
 #: runs the second).
 NOT_RUN = ("## Quickstart",)
 #: A number printed with every digit (JSON, CSV).
@@ -295,7 +295,7 @@ def rewrite(text: str, changes: Sequence[tuple[Command, Result]]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="tests/doctools.py",
+        prog="tests/support/doctools.py",
         description="Run the documents' commands as printed, from the root of a clean copy of "
         "the repository, and list (or with --write, rewrite) every output that differs.",
     )

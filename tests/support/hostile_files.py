@@ -1,5 +1,5 @@
 """Hostile files made at run time from a seed, small on disk and huge (or strange) once read,
-and a way to run the CLI on one and measure it; for tests/test_hostile.py and
+and a way to run the CLI on one and measure it; for tests/read/test_hostile.py and
 bench/hostile_bench.py.
 
 Each maker writes one file and returns nothing; `HOSTILE` lists them with the code the
@@ -22,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from support.paths import ROOT
+
 MEASURE = ROOT / "bench" / "measure.py"
 MB = 1 << 20
 GB = 1 << 30

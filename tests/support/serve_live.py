@@ -16,7 +16,8 @@ from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
+from support.paths import ROOT
+
 DATA = ROOT / "data"
 SOLUTION = DATA / "solution.csv"
 SAMPLE = DATA / "sample_submission.csv"

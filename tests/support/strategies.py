@@ -97,7 +97,7 @@ def broken_solutions(draw: st.DrawFn, usual: bool = False) -> SolutionRows:
 
 
 # ---------------------------------------------------------------------------------------------
-# Any competition (tests/test_any_competition.py)
+# Any competition (tests/scoring/test_any_competition.py)
 # ---------------------------------------------------------------------------------------------
 
 #: The kinds of id a drawn competition may have (`[ids]`): `id_cell` writes each, the
