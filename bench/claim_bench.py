@@ -19,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from postgres_cluster import cluster, new_database  # noqa: E402 - the tests' cluster
 from report import put_section  # noqa: E402
+from support.postgres_cluster import cluster, new_database  # noqa: E402 - the tests' cluster
 
 from scorer.serve.postgres import PostgresStore  # noqa: E402
 from scorer.serve.sql import SqlStore  # noqa: E402

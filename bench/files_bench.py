@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import psycopg  # noqa: E402 - after the paths above
 from generate import generate  # noqa: E402
-from postgres_cluster import cluster, new_database  # noqa: E402 - the tests' cluster
 from report import put_section  # noqa: E402
+from support.postgres_cluster import cluster, new_database  # noqa: E402 - the tests' cluster
 
 START, END = "<!-- files: written by bench/files_bench.py -->", "<!-- files end -->"
 CHUNK = 1 << 20

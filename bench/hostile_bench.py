@@ -3,7 +3,7 @@ checks cost a large valid file; writes bench/HOSTILE.md.
 
     .venv/bin/python bench/hostile_bench.py [--users 1000000] [--repeats 3] [--base bb36a49]
 
-Every hostile file of tests/hostile_files.py (made from seed 0 in a temporary folder), a
+Every hostile file of tests/support/hostile_files.py (made from seed 0 in a temporary folder), a
 named pipe, a folder and a 40 MB cell given to the Kaggle adapter are run through the CLI of
 this tree, each in its own process under bench/measure.py (its own peak RSS, wall and CPU
 time), with an 8 GiB address-space limit so that a regression fails instead of exhausting the
@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from hostile_files import HOSTILE, KAGGLE_CELL, MEASURE  # noqa: E402 (tests/ is put on the path first)
+from support.hostile_files import HOSTILE, KAGGLE_CELL, MEASURE  # noqa: E402 (tests/ is put on the path first)
 
 #: The address space a measured command may take: a regression dies, the machine lives.
 ADDRESS_SPACE = 8 << 30
@@ -198,10 +198,10 @@ def render(
         "# Hostile files: what refusing them costs",
         "",
         f"Regenerate with `{command}` from the repository root. Each file is made from "
-        "seed 0 by `tests/hostile_files.py` (the files `tests/test_hostile.py` runs); each "
-        "command runs in its own process under `bench/measure.py` (peak RSS: the command's "
-        "own `ru_maxrss`; wall from spawn to exit, start-up and imports included), with an "
-        "8 GiB address-space limit. Targets and solution: `tests/corpus` (4 target users).",
+        "seed 0 by `tests/support/hostile_files.py` (the files `tests/read/test_hostile.py` "
+        "runs); each command runs in its own process under `bench/measure.py` (peak RSS: the "
+        "command's own `ru_maxrss`; wall from spawn to exit, start-up and imports included), "
+        "with an 8 GiB address-space limit. Targets and solution: `tests/corpus` (4 target users).",
         "",
         f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         f"- code: commit {commit()}",

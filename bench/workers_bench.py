@@ -3,7 +3,7 @@ how long a web process takes to accept one large upload on PostgreSQL and on SQL
 
 Run from the repository's root: `.venv/bin/python bench/workers_bench.py` (about 15 minutes).
 
-One throwaway cluster (tests/postgres_cluster.py), a new database a pass: `scorer serve init
+One throwaway cluster (tests/support/postgres_cluster.py), a new database a pass: `scorer serve init
 --db` with a `--users` competition (bench/generate.py, or bench/serve_bench.py's cache), 20
 teams, a web process `scorer serve run --db URL --no-workers`, and `--jobs` uploads posted to
 it, every one queued before any worker starts. Each upload is another variant of the same
@@ -58,9 +58,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 import httpx  # noqa: E402 - after the paths above
 from generate import FORMAT, generate  # noqa: E402
 from leaderboard_bench import commit  # noqa: E402
-from postgres_cluster import cluster, free_port, new_database  # noqa: E402 - the tests' cluster
 from report import put_section  # noqa: E402
 from serve_bench import stop  # noqa: E402
+from support.postgres_cluster import cluster, free_port, new_database  # noqa: E402 - the tests' cluster
 
 from scorer.serve.postgres import PostgresStore  # noqa: E402
 from scorer.serve.store import FINAL, Limits  # noqa: E402

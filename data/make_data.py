@@ -201,13 +201,14 @@ def write_hm(out: Path) -> None:
     _write(out, "sample_submission.csv", ["customer_id", "prediction"], sample)
 
 
-HM_KAGGLE_COMPETITION = HM_COMPETITION.replace(
-    'name = "H&M-style"', 'name = "H&M, Kaggle\'s ids"'
-) + """
+HM_KAGGLE_COMPETITION = (
+    HM_COMPETITION.replace('name = "H&M-style"', 'name = "H&M, Kaggle\'s ids"')
+    + """
 [ids]
 user = "text"
 item = "text"
 """
+)
 
 
 def write_hm_kaggle(source: Path, out: Path) -> None:
@@ -232,7 +233,12 @@ def write_hm_kaggle(source: Path, out: Path) -> None:
     ):
         with (source / name).open(newline="", encoding="utf-8") as handle:
             header, *rows = list(csv.reader(handle))
-        _write(out, name, header, [tuple(f(c) for f, c in zip(rewrite, row)) for row in rows])
+        _write(
+            out,
+            name,
+            header,
+            [tuple(f(c) for f, c in zip(rewrite, row, strict=True)) for row in rows],
+        )
 
 
 def catalogue(rng: random.Random) -> list[int]:

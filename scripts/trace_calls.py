@@ -5,7 +5,7 @@ it touches, the calls between them, and the climbs (calls into a higher layer).
 
 A `sys.setprofile` hook sees every Python call; a call counts when its caller and callee are
 functions of two different `scorer` modules, and is a climb when the callee's layer is above
-the caller's in `LAYERS` of tests/test_layers.py (the one statement of the order). Module
+the caller's in `LAYERS` of tests/support/layers.py (the one statement of the order). Module
 bodies run by imports are left out: everything `scorer score` imports is imported first.
 To measure another tree, put it first on the path: `PYTHONPATH=/tmp/base python …`."""
 
@@ -22,7 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from test_layers import layer_of  # noqa: E402  (tests/ is put on the path just above)
+from support.layers import layer_of  # noqa: E402  (tests/ is put on the path just above)
 
 
 def _module(frame: FrameType | None) -> str | None:
@@ -87,7 +87,7 @@ def main() -> None:
     for (caller, f, callee, g), n in sorted(climbs.items()):
         print(f"climb: {caller}.{f} -> {callee}.{g} ({n}x)")
     if unplaced:
-        print(f"modules in no layer of tests/test_layers.py: {', '.join(unplaced)}")
+        print(f"modules in no layer of tests/support/layers.py: {', '.join(unplaced)}")
 
 
 if __name__ == "__main__":

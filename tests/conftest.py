@@ -1,35 +1,16 @@
-"""Shared test set-up."""
+"""Set-up shared by every test. The fixtures of one area are in its own conftest.py
+(`serve/`: a PostgreSQL cluster; `leaderboard/`: the demo and a copy of a scored world)."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import typer
 import typer.testing
-from postgres_cluster import Unavailable, cluster
 
-import scorer
 from scorer.cli import app
-from scorer.competition import LOST_ITEMS
-from scorer.leaderboard.demo import make_demo
-from scorer.leaderboard.manifest import read_log
-from scorer.leaderboard.worker import Task
-from scorer.read import DEFAULT_LIMITS
-from scorer.scoring import NoLost
-
-
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[str]:
-    """A throwaway PostgreSQL cluster for the session (`postgres_cluster`); its URL."""
-    try:
-        with cluster() as url:
-            yield url
-    except Unavailable as why:
-        pytest.skip(f"PostgreSQL cannot be started here: {why}")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -44,26 +25,3 @@ def _command_built_once() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(typer.testing, "_get_command", get)
         yield
-
-
-@pytest.fixture()
-def copy(world: Path, tmp_path: Path) -> Path:
-    """A private copy of a module's scored competition (its `world` fixture), for tests
-    that change it."""
-    target = tmp_path / "lb"
-    shutil.copytree(world, target)
-    return target
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Task, list[Path]]:
-    """The leaderboard demo's solution as a worker's task, and its submissions' paths."""
-    root = tmp_path_factory.mktemp("workers")
-    make_demo(root)
-    task = Task(
-        solution=scorer.read_solution(root / "solution.csv"),
-        competition=LOST_ITEMS,
-        no_lost=NoLost.ZERO,
-        limits=DEFAULT_LIMITS,
-    )
-    return task, [entry.path for entry in read_log(root / "manifest.csv")]

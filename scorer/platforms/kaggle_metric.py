@@ -15,7 +15,7 @@ A call that sees one split must not tell which users share it: a rejected file i
 for problems of its header (the same in both calls); any problem of a row gets one fixed
 sentence that points to `scorer validate` with the targets file, which reports every problem
 with its line. The rules are scorer's (task.md, "The wide submission format"), held equal to
-`scorer score` by tests/test_kit_kaggle.py.
+`scorer score` by tests/platforms/test_kit_kaggle.py.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ def file_name(command: str) -> str:
     return command.replace(" ", "-") + ".json"
 
 
-# Building the schemas (tests/test_json_contract.py writes and checks the files).
+# Building the schemas (tests/contract/test_json_contract.py writes and checks the files).
 
 NUMBER = {"type": "number"}
 COUNT = {"type": "integer", "minimum": 0}

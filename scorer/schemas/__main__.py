@@ -1,5 +1,5 @@
 """`python -m scorer.schemas`: write each command's JSON Schema beside this module, after a
-change of an output's shape (tests/test_json_contract.py checks the files are current)."""
+change of an output's shape (tests/contract/test_json_contract.py checks the files are current)."""
 
 from __future__ import annotations
 

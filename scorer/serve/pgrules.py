@@ -7,7 +7,7 @@ receiving (`files`, under `incoming/`, read by no one but the owner), and reads 
 holds a per-user score, a private score or a user's split (`postgres.WEB_GRANTS`).
 
 SQLite has no roles: there the same rules are `sql.SqlStore`'s transactions, and the tests
-hold both to one suite (tests/test_serve.py)."""
+hold both to one suite (tests/serve/test_serve.py)."""
 
 from __future__ import annotations
 

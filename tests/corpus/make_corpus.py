@@ -543,7 +543,7 @@ def write(out: Path) -> list[Case]:
     # --- Parquet --------------------------------------------------------------------------
     add_parquet(corpus, blind)
 
-    # --- What pandas writes by mistake: each gets a hint (tests/test_hints.py) ------------
+    # --- What pandas writes by mistake: each gets a hint (tests/read/test_hints.py) ------------
     add_pandas_mistakes(corpus, blind, base)
 
     # --- The wide layout: one line a user, its list space-separated or quoted with commas --
