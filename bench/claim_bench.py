@@ -1,8 +1,9 @@
 """How long a worker's claim takes with 10,000 jobs queued, on each store: SQLite (one file,
 its write lock) and PostgreSQL (a throwaway cluster, `FOR UPDATE SKIP LOCKED`). Each claim
-takes the oldest queued job, as a worker does, until the queue is empty; the table gives
-the median and p95 of all claims, and of the first and last thousand (the queue full and
-nearly empty). It writes its section of bench/SERVE.md, between its markers, in place.
+takes the next job in its turn (round robin by team, `queue._NEXT`), as a worker does,
+until the queue is empty; the table gives the median and p95 of all claims, and of the
+first and last thousand (the queue full and nearly empty). It writes its section of
+bench/SERVE.md, between its markers, in place.
 
 Run from the repository's root: `.venv/bin/python bench/claim_bench.py`."""
 
@@ -72,8 +73,11 @@ def main() -> None:
         "",
         f"`.venv/bin/python bench/claim_bench.py` ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC): "
         f"{args.jobs:,} uploads of 20 teams queued, then claimed one at a time by one worker "
-        "until none is left; each claim is one transaction (the oldest queued job, now "
-        "`scoring` under a claim token and a lease).",
+        "until none is left; each claim is one transaction (the next job in its turn, round "
+        "robin by team: the first in line of the team with the fewest jobs being judged, "
+        "now `scoring` under a claim token and a lease). A claim reads the heads of the "
+        "teams in an index, not the whole queue: ranking every queued job, as the first "
+        "fair claim did, took 6.6 ms (SQLite) and 6.8 ms (PostgreSQL) at this size.",
         "",
         "| store | claims | median | p95 | median, first 1,000 | median, last 1,000 |",
         "|:---|---:|---:|---:|---:|---:|",

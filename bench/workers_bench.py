@@ -10,10 +10,10 @@ it, every one queued before any worker starts. Each upload is another variant of
 submission (its first i users moved to the end: the same score, other bytes), so no worker
 finds its verdict in its cache. Then K `scorer serve worker --workers 1` start, and the clock
 runs from their start until the database holds every verdict (read every 0.2 s). A round
-has four passes: K = 1 and 2, each with the web process up (as a server runs: it copies each
-verdict into its own boards and builds them again, on the same cores) and with it stopped
-once the uploads are in (the workers alone); the next round runs them in reverse order, so
-the machine's drift falls on all. Each worker's output is timed line by line into its log:
+has four passes: K = 1 and 2, each with the web process up (as a server runs: it answers
+requests and reads the boards the workers publish in the store, on the same cores) and with
+it stopped once the uploads are in (the workers alone); the next round runs them in reverse
+order, so the machine's drift falls on all. Each worker's output is timed line by line into its log:
 its first verdict (the start-up) and its steady rate after it. The CPU the workers used (their
 judging processes included), the web process's and the whole machine's (/proc/stat) say
 whether a pass had the cores to itself.
@@ -402,8 +402,8 @@ def render(
         "`serve run --no-workers` web process before any worker starts; then 1 or 2 "
         "`scorer serve worker --workers 1`, timed from their start until the database holds "
         "every verdict (read every 0.2 s). Each is run twice: with the web process up, as a "
-        "server runs (it copies the verdicts into its own boards, at most every 5 s, and "
-        "builds them again, on the same 2 cores), and with it stopped once the uploads are "
+        "server runs (it reads the boards the workers build from the store's verdicts and "
+        "publish there, on the same 2 cores), and with it stopped once the uploads are "
         "in: the workers alone. A round runs the four passes, the next round in reverse "
         "order; the cores are shared with other sessions, so compare within a round. Jobs a "
         "minute:",

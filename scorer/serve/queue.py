@@ -23,19 +23,17 @@ _VERDICT = (
     " v.seconds"
 )
 
-#: The queued jobs in the order they are claimed: round robin by team (each team's first
-#: in line, oldest first, then each one's second…), a team's jobs being judged counted as
-#: ahead of its queued ones, so that one team's slow files never hold back another's.
-_FAIR = (
-    "SELECT q.id FROM (SELECT s.id,"
-    " row_number() OVER (PARTITION BY s.team ORDER BY s.id) + coalesce(b.held, 0) AS turn"
-    " FROM submissions s LEFT JOIN (SELECT team, count(*) AS held FROM submissions"
-    " WHERE status = 'scoring' GROUP BY team) b ON b.team = s.team"
-    " WHERE s.status = 'queued') q ORDER BY q.turn, q.id LIMIT ?"
+#: The next job to claim, round robin by team: the first in line of the team with the fewest
+#: jobs being judged, the oldest of those on a tie. Claimed one at a time, each claim counted
+#: as judged before the next, this gives each team's first in line, then each one's second…
+#: so that one team's slow files never hold back another's. It reads the heads of the teams
+#: (`submissions_queue`), never ranks the whole queue.
+_NEXT = (
+    "SELECT q.id FROM (SELECT team, min(id) AS id FROM submissions WHERE status = 'queued'"
+    " GROUP BY team) q LEFT JOIN (SELECT team, count(*) AS held FROM submissions"
+    " WHERE status = 'scoring' GROUP BY team) b ON b.team = q.team"
+    " ORDER BY coalesce(b.held, 0), q.id LIMIT 1"
 )
-
-#: No limit to a claim: more jobs than any queue holds.
-EVERY = 1 << 62
 
 
 class Queue(SqlCore):
@@ -46,24 +44,25 @@ class Queue(SqlCore):
         how many. A store shared by many workers frees those whose lease ended."""
         return self.requeue_stale(now)
 
-    def claim_jobs(
-        self, now: datetime, most: int | None = None, lease: timedelta = LEASE
-    ) -> list[Job]:
-        """The `most` oldest queued submissions (all without it), now `scoring` under one new
-        claim until `now + lease`."""
+    def claim_jobs(self, now: datetime, most: int = 1, lease: timedelta = LEASE) -> list[Job]:
+        """At most `most` queued submissions, in their turn (`_NEXT`), now `scoring` under one
+        new claim until `now + lease`."""
         claim = secrets.token_hex(16)
+        jobs: list[Job] = []
         with self._write() as db:
-            rows = self._run(
-                db,
-                "UPDATE submissions SET status = 'scoring', claim = ?, lease_until = ?"
-                " WHERE status = 'queued' AND id IN (SELECT id FROM submissions"
-                f" WHERE status = 'queued' AND id IN ({_FAIR}){self.SKIP_LOCKED})"
-                " RETURNING id, team, path",
-                claim,
-                (now + lease).isoformat(),
-                EVERY if most is None else most,
-            ).fetchall()
-        return sorted(Job(int(i), int(t), str(p), claim) for i, t, p in rows)
+            while len(jobs) < most and (
+                row := self._run(
+                    db,
+                    "UPDATE submissions SET status = 'scoring', claim = ?, lease_until = ?"
+                    " WHERE status = 'queued' AND id IN (SELECT id FROM submissions"
+                    f" WHERE status = 'queued' AND id IN ({_NEXT}){self.SKIP_LOCKED})"
+                    " RETURNING id, team, path",
+                    claim,
+                    (now + lease).isoformat(),
+                ).fetchone()
+            ):
+                jobs.append(Job(int(row[0]), int(row[1]), str(row[2]), claim))
+        return sorted(jobs)
 
     def renew(self, jobs: list[Job], now: datetime, lease: timedelta = LEASE) -> int:
         """Hold claimed jobs `lease` longer (a long run); how many are still this claim's."""

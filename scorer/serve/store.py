@@ -229,6 +229,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     counted TEXT, finished_at TEXT, claim TEXT, lease_until TEXT);
 CREATE INDEX IF NOT EXISTS submissions_team ON submissions(team, submitted_at);
 CREATE INDEX IF NOT EXISTS submissions_status ON submissions(status, id);
+CREATE INDEX IF NOT EXISTS submissions_queue ON submissions(status, team, id);
 CREATE TABLE IF NOT EXISTS verdicts (
     submission BIGINT PRIMARY KEY REFERENCES submissions(id),
     solution_hash TEXT NOT NULL, scorer_version TEXT NOT NULL, config TEXT NOT NULL,
