@@ -138,6 +138,20 @@ def api(server: Server) -> list[Route]:
         await call(server.admin, bearer(request))
         return JSONResponse({"revealed_at": await call(server.reveal)})
 
+    async def settings(request: Request) -> Response:
+        """The settings in force (GET), or changed (PATCH: a JSON object of the settings to
+        change, by the names of `scorer serve settings`, with `team` and `force` as there)."""
+        await call(server.admin, bearer(request))
+        if request.method == "GET":
+            return JSONResponse(await call(server.settings_dict))
+        asked = await json_body(request)
+        if not isinstance(asked, dict):
+            raise ServeError(400, "bad_request", "expected a JSON object of settings")
+        team, force = asked.pop("team", None), asked.pop("force", False)
+        if not (team is None or isinstance(team, str)) or not isinstance(force, bool):
+            raise ServeError(400, "bad_request", "team is a name, force true or false")
+        return JSONResponse(await call(server.change_settings, asked, team, force))
+
     async def all_submissions(request: Request) -> Response:
         await call(server.admin, bearer(request))
         entries = await call(server.store.entries)
@@ -166,6 +180,7 @@ def api(server: Server) -> list[Route]:
         Route("/admin/submissions", all_submissions),
         Route("/admin/audit", audit),
         Route("/admin/status", status),
+        Route("/admin/settings", settings, methods=["GET", "PATCH"]),
     ]
 
 

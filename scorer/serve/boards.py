@@ -85,20 +85,20 @@ def empty(store: SqlStore, competition: Competition, phase: Phase) -> Boards:
     return build(Nothing(store, competition, UNKNOWN, (0, None)), phase)
 
 
-def current(
-    store: SqlStore, competition: Competition, phase: Phase, freeze: datetime | None
-) -> Boards:
+def current(store: SqlStore, competition: Competition, phase: Phase) -> Boards:
     """The boards of the store's verdicts now, as a worker publishes them next (`scorer
     serve show`: the organiser's, who may read the final ones before the reveal)."""
     source = Verdicts(store, competition, UNKNOWN, store.last_change())
-    return build(source, phase, before=_frozen(store, phase, freeze))
+    return build(source, phase, before=_frozen(store, phase))
 
 
-def _frozen(store: SqlStore, phase: Phase, freeze: datetime | None) -> datetime | None:
-    """Where the public boards stop: at the freeze, until the reveal."""
-    if phase is Phase.PUBLIC and store.revealed() is None:
-        return freeze
-    return None
+def _frozen(store: SqlStore, phase: Phase) -> datetime | None:
+    """Where the public boards stop: at the freeze the organiser set last, until the
+    reveal."""
+    if phase is not Phase.PUBLIC or store.revealed() is not None:
+        return None
+    freeze = (store.settings() or {}).get("freeze")
+    return None if freeze is None else datetime.fromisoformat(freeze)
 
 
 class Publisher:
@@ -110,11 +110,10 @@ class Publisher:
         store: SqlStore,
         competition: Competition,
         fingerprint: Fingerprint,
-        freeze: datetime | None,
         cancel: threading.Event,
     ) -> None:
         self.store, self.competition, self.fingerprint = store, competition, fingerprint
-        self.freeze, self.cancel = freeze, cancel
+        self.cancel = cancel
         self._wake = threading.Event()
 
     def nudge(self) -> None:
@@ -144,6 +143,6 @@ class Publisher:
         revealed = self.store.revealed() is not None
         as_of = "" if change[1] is None else iso(change[1])
         for phase in (Phase.PUBLIC, Phase.FINAL) if revealed else (Phase.PUBLIC,):
-            boards = build(source, phase, before=_frozen(self.store, phase, self.freeze))
+            boards = build(source, phase, before=_frozen(self.store, phase))
             html = "\n".join(boards_html(boards))
             self.store.publish(str(phase), change[0], as_of, render(boards, "json"), html)

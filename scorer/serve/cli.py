@@ -17,8 +17,10 @@ from scorer.leaderboard.cli import (
     BoardsJson,
     BoardsOutput,
 )
+from scorer.leaderboard.literal import shown
 from scorer.leaderboard.manifest import MAX_SELECTED
 from scorer.leaderboard.render import Format
+from scorer.serve import settings as config
 from scorer.serve import site
 from scorer.serve.cli_run import run, worker
 from scorer.shell import CompetitionFile, emit, guarded
@@ -31,6 +33,26 @@ serve_app.add_typer(team_app, name="team")
 
 Folder = Annotated[Path, typer.Argument(metavar="DIR", help="The server's folder.")]
 AsJson = Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")]
+_TIME = "ISO 8601, UTC unless a zone is given; 'none' clears it"
+StartOption = Annotated[
+    str | None, typer.Option(metavar="ISO", help=f"When uploads open ({_TIME}).")
+]
+FreezeOption = Annotated[
+    str | None, typer.Option(metavar="ISO", help=f"When the public board freezes ({_TIME}).")
+]
+EndOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="ISO", help=f"When uploads end ({_TIME}; a date alone: 23:59:59 that day)."
+    ),
+]
+RevealOption = Annotated[
+    str | None,
+    typer.Option(metavar="ISO", help=f"When the final board is revealed, on its own ({_TIME})."),
+]
+ForceOption = Annotated[
+    bool, typer.Option("--force", help="Take an end or a reveal in the past: it acts at once.")
+]
 
 
 @serve_app.command()
@@ -49,8 +71,11 @@ def init(
     picks: Annotated[
         int, typer.Option(min=1, max=MAX_SELECTED, help="Submissions a team selects.")
     ] = MAX_SELECTED,
-    freeze: Annotated[str | None, typer.Option(help="When the public board freezes (ISO).")] = None,
-    end: Annotated[str | None, typer.Option(help="When uploads end (ISO, UTC).")] = None,
+    start: StartOption = None,
+    freeze: FreezeOption = None,
+    end: EndOption = None,
+    reveal_at: RevealOption = None,
+    force: ForceOption = False,
     db: Annotated[
         str | None,
         typer.Option(
@@ -71,16 +96,18 @@ def init(
     """Make a new server folder: the solution checked and copied in, the limits, and the
     admin token, printed this once (only its hash is kept)."""
     with guarded("serve init", as_json):
+        asked = {"start": start, "freeze": freeze, "end": end, "reveal_at": reveal_at}
+        times, notes = config.parsed({k: v for k, v in asked.items() if v is not None}, None)
         settings = site.Settings(
             title=title or "",  # the competition's name without it
             daily_limit=daily_limit,
             rejected_limit=rejected_limit,
             total_limit=total_limit,
             picks=picks,
-            freeze=site.moment(freeze, "--freeze"),
-            end=site.moment(end, "--end"),
             db=db,
+            **times,
         )
+        config.past(settings, site.Settings(title=""), times, dt.datetime.now(dt.UTC), force)
         token = site.init(
             folder,
             solution,
@@ -89,10 +116,14 @@ def init(
             settings=settings,
             web_role=web_role,
         )
+        settings = site.settings_of(folder)
+    stage = config.stage_of(settings, dt.datetime.now(dt.UTC), revealed=False)
     if as_json:
-        typer.echo(json.dumps({"status": "ok", "admin_token": token}))
+        understood = config.as_dict(settings, stage, notes=notes)
+        typer.echo(json.dumps({"status": "ok", "admin_token": token, **understood}))
     else:
         typer.echo(f"Made {folder}. Admin token, shown this once (keep it secret): {token}")
+        _print_settings(settings, stage, notes)
 
 
 @team_app.command("add")
@@ -166,6 +197,73 @@ serve_app.command()(run)
 serve_app.command()(worker)
 
 
+@serve_app.command("settings")
+def settings_command(
+    folder: Folder,
+    start: StartOption = None,
+    freeze: FreezeOption = None,
+    end: EndOption = None,
+    reveal_at: RevealOption = None,
+    daily_limit: Annotated[
+        str | None, typer.Option(metavar="N", help="Scored uploads a team a UTC day, or none.")
+    ] = None,
+    rejected_limit: Annotated[
+        str | None, typer.Option(metavar="N", help="Rejected uploads a team, or none.")
+    ] = None,
+    total_limit: Annotated[
+        str | None, typer.Option(metavar="N", help="Uploads a team in all, or none.")
+    ] = None,
+    picks: Annotated[
+        str | None,
+        typer.Option(metavar="N", help=f"Submissions a team selects (1 to {MAX_SELECTED})."),
+    ] = None,
+    title: Annotated[str | None, typer.Option(help="The competition's title.")] = None,
+    team: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="Set this team's own --daily-limit, --rejected-limit or --total-limit "
+            "('none': the competition's again).",
+        ),
+    ] = None,
+    force: ForceOption = False,
+    as_json: AsJson = False,
+) -> None:
+    """Change a server's settings, running or not, and print them as understood (times in
+    UTC). A running server applies them within 5 seconds; each change is an audit event.
+    Without options, print them."""
+    asked = {
+        "start": start,
+        "freeze": freeze,
+        "end": end,
+        "reveal_at": reveal_at,
+        "daily_limit": daily_limit,
+        "rejected_limit": rejected_limit,
+        "total_limit": total_limit,
+        "picks": picks,
+        "title": title,
+    }
+    with guarded("serve settings", as_json):
+        store, base = site.store_of(folder), site.settings_of(folder)
+        given = {key: value for key, value in asked.items() if value is not None}
+        if team is not None and not given:
+            raise UsageError("--team NAME needs a limit to set: --daily-limit, …")
+        made = config.change(store, base, given, team=team, force=force)
+        stage = config.stage_of(made.settings, store.clock(), store.revealed() is not None)
+    if as_json:
+        typer.echo(json.dumps(config.as_dict(made.settings, stage, made.changed, made.notes)))
+        return
+    _print_settings(made.settings, stage, made.notes)
+    typer.echo(f"Changed: {', '.join(made.changed)}" if made.changed else "Nothing changed.")
+
+
+def _print_settings(settings: site.Settings, stage: config.Stage, notes: list[str]) -> None:
+    for note in notes:
+        typer.echo(f"Note: {note}")
+    for what, value in config.described(settings, stage):
+        typer.echo(f"  {shown(what)}: {shown(value)}")
+
+
 @serve_app.command()
 def reveal(folder: Folder) -> None:
     """Reveal the final board: the private scores, on every route and page of the server
@@ -192,9 +290,7 @@ def show(
     from scorer.serve.boards import current
 
     def boards() -> Boards:
-        settings = site.settings_of(folder)
-        freeze = None if settings.freeze is None else dt.datetime.fromisoformat(settings.freeze)
-        return current(site.store_of(folder), site.rules_of(folder), phase, freeze)
+        return current(site.store_of(folder), site.rules_of(folder), phase)
 
     print_boards("serve show", boards, phase, Format.JSON if as_json else fmt, output, None)
 

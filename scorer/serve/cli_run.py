@@ -172,19 +172,20 @@ def worker(
     from scorer.leaderboard.batch import Isolation
 
     with guarded("serve worker", False), _home(None, db, solution=True) as (home, own):
+        from scorer.serve.settings import Schedule
         from scorer.serve.worker import Worker
 
-        settings = site.settings_of(home)
+        store = site.store_of(home)
         own.mkdir(mode=0o700)
         isolation = Isolation(workers=workers, budget=max_memory, timeout=timeout)
         scoring = Worker(
-            site.store_of(home),
+            store,
             own,
             home / site.SOLUTION,
             site.rules_of(home),
             isolation,
             dt.timedelta(seconds=lease),
-            freeze=None if settings.freeze is None else dt.datetime.fromisoformat(settings.freeze),
+            schedule=Schedule(store, site.settings_of(home), lambda: scoring.boards.nudge()),
         )
         with _on_stop(lambda *_: scoring.cancel.set()):
             scoring.run()

@@ -32,7 +32,14 @@ SELECT coalesce((SELECT value::json FROM state WHERE key = 'limits'), '{}'::json
 CREATE OR REPLACE FUNCTION scorer_closed(at TEXT) RETURNS BOOLEAN LANGUAGE sql STABLE
 SET search_path FROM CURRENT AS $$
 SELECT EXISTS (SELECT 1 FROM state WHERE key = 'revealed_at')
-    OR coalesce(at >= scorer_limits()->>'end', false) $$;
+    OR coalesce(at >= scorer_limits()->>'end', false)
+    OR coalesce(at >= scorer_limits()->>'reveal_at', false) $$;
+
+-- A team's limit `name`: its own where the organiser set one, else the competition's.
+CREATE OR REPLACE FUNCTION scorer_limit(p_team BIGINT, name TEXT) RETURNS BIGINT
+LANGUAGE sql STABLE SET search_path FROM CURRENT AS $$
+SELECT coalesce(scorer_limits()->'teams'->(p_team::TEXT)->>name, scorer_limits()->>name)::BIGINT
+$$;
 
 CREATE OR REPLACE FUNCTION accept_upload(
     p_team BIGINT, p_sha256 TEXT, p_size BIGINT, p_path TEXT, p_suffix TEXT, p_incoming TEXT,
@@ -55,15 +62,19 @@ BEGIN
         refused := 'competition_ended';
         RETURN;
     END IF;
+    IF at < limits->>'start' THEN
+        refused := 'not_started';
+        RETURN;
+    END IF;
     SELECT count(*) FILTER (WHERE s.counted = 'daily'
                             AND s.submitted_at >= left(at, 10) || 'T00:00:00+00:00'),
            count(*) FILTER (WHERE s.counted = 'rejected'), count(s.counted)
       INTO today, rejected, total FROM submissions s WHERE s.team = p_team;
-    IF (limits->>'rejected')::BIGINT <= rejected THEN
+    IF scorer_limit(p_team, 'rejected') <= rejected THEN
         refused := 'rejected_limit';
-    ELSIF (limits->>'total')::BIGINT <= total THEN
+    ELSIF scorer_limit(p_team, 'total') <= total THEN
         refused := 'total_limit';
-    ELSIF (limits->>'daily')::BIGINT <= today THEN
+    ELSIF scorer_limit(p_team, 'daily') <= today THEN
         refused := 'daily_limit';
     END IF;
     IF refused IS NOT NULL THEN
@@ -148,6 +159,12 @@ BEGIN
     RETURN (SELECT value FROM state WHERE key = 'revealed_at');
 END $$;
 
+CREATE OR REPLACE FUNCTION set_settings(p_settings TEXT, p_limits TEXT, p_changed TEXT)
+RETURNS VOID LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+INSERT INTO state VALUES ('settings', p_settings), ('limits', p_limits)
+ON CONFLICT (key) DO UPDATE SET value = excluded.value;
+INSERT INTO audit (at, event, detail) VALUES (scorer_now(), 'settings', p_changed) $$;
+
 ALTER TABLE files ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS shared ON files;
 CREATE POLICY shared ON files FOR SELECT
@@ -163,6 +180,7 @@ WEB_FUNCTIONS = (
     "set_picks(BIGINT, BIGINT[])",
     "add_team(TEXT, TEXT)",
     "reveal()",
+    "set_settings(TEXT, TEXT, TEXT)",
 )
 
 #: Executable by the owner alone until granted (PostgreSQL lets everyone run a new function).

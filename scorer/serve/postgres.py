@@ -162,19 +162,6 @@ class PostgresStore(SqlStore):
             for seq, chunk in enumerate(chunks) if source.stat().st_size else [(0, b"")]:
                 self._run(db, f"INSERT INTO {table} VALUES (?, ?, ?)", name, seq, chunk)
 
-    def _put_limits(self, db: Connection) -> None:
-        """The limits the database's functions enforce: this store's (`pgrules`)."""
-        self._run(
-            db,
-            "INSERT INTO state VALUES ('limits', ?) ON CONFLICT (key) DO UPDATE"
-            " SET value = excluded.value",
-            json.dumps(self.limits.to_dict(), sort_keys=True),
-        )
-
-    def put_limits(self) -> None:
-        with self._write() as db:
-            self._put_limits(db)
-
     def _clocked(self, db: Connection) -> None:
         """A clock other than the real one (the tests'), for the functions of this
         transaction: they take it from the owner's session only (`pgrules.scorer_now`)."""
@@ -231,6 +218,15 @@ class PostgresStore(SqlStore):
             raise TeamTaken(name) from None
         return int(ident)
 
+    def set_settings(
+        self, settings: dict[str, Any], limits: Limits, changed: dict[str, Any]
+    ) -> None:
+        """`SqlStore.set_settings`, by the database's function (`pgrules.set_settings`)."""
+        texts = [json.dumps(v, sort_keys=True) for v in (settings, limits.to_dict(), changed)]
+        with self._write() as db:
+            self._clocked(db)
+            self._run(db, "SELECT set_settings(?, ?, ?)", *texts)
+
     def reveal(self) -> str:
         with self._write() as db:
             self._clocked(db)
@@ -286,7 +282,7 @@ class PostgresStore(SqlStore):
             query = "INSERT INTO state VALUES ('settings', ?) ON CONFLICT DO NOTHING"
             if not self._run(db, query, text).rowcount:
                 return False
-            self._put_limits(db)
+            self._put(db, "limits", self.limits.to_dict())
             for name, source in files.items():
                 self._keep(db, name, source)
             for name, source in (hidden or {}).items():
@@ -310,7 +306,3 @@ class PostgresStore(SqlStore):
             )
         for rights, names in WEB_GRANTS:
             db.execute(SQL(f"GRANT {rights} ON {names} TO {{}}").format(Identifier(role)))
-
-    def settings(self) -> dict[str, Any] | None:
-        row = self._read("SELECT value FROM state WHERE key = 'settings'").fetchone()
-        return None if row is None else dict(json.loads(row[0]))

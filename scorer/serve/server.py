@@ -5,6 +5,8 @@ refusal is a `ServeError` with the status and code the routes answer with."""
 from __future__ import annotations
 
 import shutil
+import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,6 +20,8 @@ from scorer.leaderboard.render import render
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, Judge, judge
 from scorer.serve import site
 from scorer.serve.boards import empty
+from scorer.serve.settings import FRESH, Schedule, Stage, as_dict, change, current, stage_of
+from scorer.serve.site import Settings
 from scorer.serve.store import Entry, Quota, Team, utc
 from scorer.serve.tokens import digest, matches
 from scorer.serve.uploads import Upload, discard, receive
@@ -52,6 +56,11 @@ def limit_reached(quota: Quota) -> ServeError:
     )
 
 
+def not_started(start: datetime | None) -> ServeError:
+    when = "" if start is None else f" at {iso(start)}"
+    return ServeError(403, "not_started", f"uploads open{when}; the competition has not started")
+
+
 def closed(end: str | None) -> ServeError:
     words = f"the competition ended at {end}" if end else "the competition ended: it is revealed"
     return ServeError(403, "competition_ended", f"{words}; uploads and picks are closed")
@@ -82,8 +91,10 @@ class Server:
         """`workers`: uploads judged at once here (0: none, workers elsewhere judge them);
         `scratch`: this process's private folder (a folder of the server's without it)."""
         self.folder = folder
-        self.settings = site.settings_of(folder)
+        self.base = site.settings_of(folder)
         self.store = site.store_of(folder)
+        self._settings, self._read_at = current(self.store, self.base), time.monotonic()
+        self._stopping = threading.Event()
         self.uploads = site.UPLOADS
         self.max_upload = max_upload
         self.competition = site.rules_of(folder)
@@ -98,8 +109,32 @@ class Server:
                 folder / site.SOLUTION,
                 self.competition,
                 isolation,
-                freeze=self.moment(self.settings.freeze),
+                schedule=Schedule(self.store, self.base, self.nudge),
             )
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in force, read again from the store at most every `FRESH` seconds:
+        a change the organiser makes is in force here that much later (in the store's
+        transactions, at once)."""
+        if time.monotonic() - self._read_at > FRESH:
+            self._settings, self._read_at = current(self.store, self.base), time.monotonic()
+        return self._settings
+
+    def settings_dict(self) -> dict[str, Any]:
+        return as_dict(self.settings, self.stage(utc()))
+
+    def change_settings(
+        self, asked: dict[str, Any], team: str | None, force: bool
+    ) -> dict[str, Any]:
+        """Change the settings (`settings.change`), in force here at once."""
+        made = change(self.store, self.base, asked, team=team, force=force)
+        self._read_at = -FRESH  # read again at the next look
+        self.nudge()  # a freeze moved: the boards built again
+        return as_dict(made.settings, self.stage(utc()), made.changed, made.notes)
+
+    def stage(self, now: datetime) -> Stage:
+        return stage_of(self.settings, now, self.phase() is Phase.FINAL)
 
     @staticmethod
     def moment(text: str | None) -> datetime | None:
@@ -109,6 +144,10 @@ class Server:
         self.sweep()
         if self.worker is not None:
             self.worker.start()
+        elif not self.store.HOLDS_FILES:  # SQLite, its worker apart: the schedule is ours
+            schedule = Schedule(self.store, self.base, self.nudge)
+            args = (self._stopping,)
+            threading.Thread(target=schedule.run, args=args, daemon=True).start()
 
     def sweep(self) -> int:
         """Remove what uploads cut short left (a stop mid-upload, kill -9 included): a folder
@@ -121,6 +160,7 @@ class Server:
         return len(left)
 
     def stop(self) -> None:
+        self._stopping.set()
         if self.worker is not None:
             self.worker.stop()
 
@@ -145,8 +185,7 @@ class Server:
     # uploads
 
     def ended(self, now: datetime) -> bool:
-        end = self.moment(self.settings.end)
-        return (end is not None and now >= end) or self.phase() is Phase.FINAL
+        return self.settings.limits.closed(now) or self.phase() is Phase.FINAL
 
     def may_upload(self, team: Team, now: datetime) -> Quota:
         """The team's quota, if it may upload now: a first look, before the body is read.
@@ -154,6 +193,10 @@ class Server:
         if self.ended(now):
             self.refused(team, "competition_ended")
             raise closed(self.settings.end)
+        start = self.settings.limits.start
+        if start is not None and now < start:
+            self.refused(team, "not_started")
+            raise not_started(start)
         quota = self.store.quota(team.id, now)
         if quota.limit is not None:
             self.refused(team, quota.limit)
@@ -196,6 +239,8 @@ class Server:
             self.refused(team, decision.refused or "limit")
             if decision.refused == "competition_ended":
                 raise closed(self.settings.end)
+            if decision.refused == "not_started":
+                raise not_started(self.settings.limits.start)
             raise limit_reached(decision.quota)
         self.nudge()
         return decision.id, decision.quota
@@ -279,9 +324,12 @@ class Server:
                 "max_upload_bytes": self.max_upload,
             },
             "picks": settings.picks,
+            "start": settings.start,
             "freeze": settings.freeze,
             "end": settings.end,
+            "reveal_at": settings.reveal_at,
             "phase": str(self.phase()),
+            **self.stage(utc()).to_dict(),
             "spec": rules.to_dict(),  # what `scorer submit` validates with
         }
 

@@ -16,7 +16,8 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,14 +54,46 @@ class Settings:
     picks: int = 2
     freeze: str | None = None
     end: str | None = None
+    #: When uploads open (None: at once) and when the final board is revealed on its own.
+    start: str | None = None
+    reveal_at: str | None = None
+    #: Teams' own limits over the competition's, by team name: {"daily": 10, …}.
+    team_limits: dict[str, dict[str, int]] = field(default_factory=dict)
     admin_sha256: str = ""
     #: The PostgreSQL database of the store (`postgresql://…`); None: SQLite in the folder.
     db: str | None = None
 
+    def check_order(self) -> None:
+        """Refuse times out of order: the start, the freeze, the end and the reveal come in
+        that order (uploads open before they close)."""
+        given = [
+            (key, dt.datetime.fromisoformat(value))
+            for key in ("start", "freeze", "end", "reveal_at")
+            if (value := getattr(self, key)) is not None
+        ]
+        for (first, a), (then, b) in pairwise(given):
+            if a > b or (first == "start" and a == b):
+                raise UsageError(
+                    f"--{first.replace('_', '-')} {a.isoformat()} is after "
+                    f"--{then.replace('_', '-')} {b.isoformat()}"
+                )
+
     @property
     def limits(self) -> Limits:
-        end = None if self.end is None else dt.datetime.fromisoformat(self.end)
-        return Limits(self.daily_limit, self.rejected_limit, self.total_limit, self.picks, end)
+        """The limits these settings make, teams' own apart (`settings.limits_of`)."""
+        start, end, reveal_at = (
+            None if when is None else dt.datetime.fromisoformat(when)
+            for when in (self.start, self.end, self.reveal_at)
+        )
+        return Limits(
+            self.daily_limit,
+            self.rejected_limit,
+            self.total_limit,
+            self.picks,
+            end,
+            start=start,
+            reveal_at=reveal_at,
+        )
 
 
 def moment(value: str | None, option: str) -> str | None:
@@ -101,8 +134,7 @@ def init(
         if set(listed.to_list()) != set(users.to_list()):
             raise UsageError(f"{targets}: its users are not the solution's target users")
     settings = replace(settings, title=settings.title or rules.name)
-    if settings.freeze and settings.end and settings.freeze > settings.end:
-        raise UsageError(f"--freeze {settings.freeze} is after --end {settings.end}")
+    settings.check_order()
     token = new_token()
     folder.mkdir(parents=True, exist_ok=True)
     os.chmod(folder, 0o700)  # the hidden solution lives here
@@ -130,6 +162,8 @@ def init(
                 raise UsageError(f"--web-role: {exc}") from None
             if not shared:
                 raise UsageError("the database holds a competition already; give a new one")
+        else:  # the settings every process reads, and may change (`serve settings`)
+            store.put_settings({**stored, "db": None})
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise

@@ -23,6 +23,7 @@ from scorer.serve.store import (
     Counted,
     Decision,
     Entry,
+    Limits,
     Quota,
     Received,
     Refused,
@@ -49,7 +50,7 @@ ON_BOARD = (
 )
 
 #: The events that change the boards.
-CHANGES = ("verdict", "picks", "reveal")
+CHANGES = ("verdict", "picks", "reveal", "settings", "frozen")
 
 
 class SqlStore(Queue):
@@ -87,10 +88,29 @@ class SqlStore(Queue):
                 self._log(db, now, "team_revoked", {"team": name})
         return bool(changed)
 
+    def team_ids(self) -> list[tuple[int, str]]:
+        """Every team's id and name."""
+        rows = self._read("SELECT id, name FROM teams ORDER BY id").fetchall()
+        return [(int(ident), str(name)) for ident, name in rows]
+
+    def most_picks(self) -> int:
+        """The most picks any team has now."""
+        row = self._read("SELECT max(n) FROM (SELECT count(*) AS n FROM picks GROUP BY team) c")
+        return int(row.fetchone()[0] or 0)
+
     def teams(self) -> list[tuple[str, bool]]:
         """Every team, by name, and whether its token is revoked."""
         rows = self._read("SELECT name, revoked FROM teams ORDER BY name").fetchall()
         return [(str(name), bool(revoked)) for name, revoked in rows]
+
+    def _limits(self, run: Callable[..., Cursor]) -> Limits:
+        """The limits in force, read by `run`: those the organiser set last (`set_settings`),
+        or, in a store never given any, the ones it was opened with."""
+        row = run("SELECT value FROM state WHERE key = 'limits'").fetchone()
+        return self.limits if row is None else Limits.from_dict(json.loads(row[0]))
+
+    def limits_now(self) -> Limits:
+        return self._limits(self._read)
 
     def _quota(self, run: Callable[..., Cursor], team: int, now: datetime) -> Quota:
         """A team's quota, read by `run` (a statement in a transaction, or a read)."""
@@ -101,16 +121,71 @@ class SqlStore(Queue):
             day_start(now).isoformat(),
             team,
         ).fetchone()
-        return Quota.of(self.limits, now, today, rejected, total)
+        return Quota.of(self._limits(run).of_team(team), now, today, rejected, total)
 
     def quota(self, team: int, now: datetime) -> Quota:
         return self._quota(self._read, team, now)
 
     def closed(self, run: Callable[..., Cursor], now: datetime) -> bool:
-        """Whether uploads and picks are closed at `now`: past the end, or revealed."""
-        if self.limits.end is not None and now >= self.limits.end:
+        """Whether uploads and picks are closed at `now`: past the end or the scheduled
+        reveal, or revealed."""
+        if self._limits(run).closed(now):
             return True
         return run("SELECT 1 FROM state WHERE key = 'revealed_at'").fetchone() is not None
+
+    def put_limits(self) -> None:
+        """Make the limits the store was opened with the ones in force."""
+        with self._write() as db:
+            self._put(db, "limits", self.limits.to_dict())
+
+    def put_settings(self, settings: dict[str, Any]) -> None:
+        """A new competition's settings and the limits it was opened with (`init`)."""
+        with self._write() as db:
+            self._put(db, "settings", settings)
+            self._put(db, "limits", self.limits.to_dict())
+
+    def _put(self, db: Connection, key: str, value: dict[str, Any]) -> None:
+        self._run(
+            db,
+            "INSERT INTO state VALUES (?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            key,
+            json.dumps(value, sort_keys=True),
+        )
+
+    def settings(self) -> dict[str, Any] | None:
+        """The competition's settings, as the organiser set them last (`site.Settings`)."""
+        row = self._read("SELECT value FROM state WHERE key = 'settings'").fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def set_settings(
+        self, settings: dict[str, Any], limits: Limits, changed: dict[str, Any]
+    ) -> None:
+        """New settings and the limits they make, in force from this transaction on, and the
+        change audited (`changed`: each setting changed, as it was and as it is)."""
+        with self._write() as db:
+            self._put(db, "settings", settings)
+            self._put(db, "limits", limits.to_dict())
+            self._log(db, self.clock(), "settings", changed)
+
+    def mark(self, stage: str) -> bool:
+        """Record, once, that a scheduled time came (`stage`: `started`, `frozen`, `ended`):
+        whether this call did (the first of every process that watches the clock)."""
+        now = self.clock()
+        with self._write() as db:
+            made = self._run(
+                db, "INSERT INTO state VALUES (?, ?) ON CONFLICT DO NOTHING", stage, now.isoformat()
+            ).rowcount
+            if made:
+                self._log(db, now, stage, {})
+        return bool(made)
+
+    def marked(self) -> dict[str, str]:
+        """The scheduled times that came, and when (`mark`), and the reveal's."""
+        stages = ("started", "frozen", "ended", "revealed_at")
+        marks = ", ".join("?" * len(stages))
+        rows = self._read(f"SELECT key, value FROM state WHERE key IN ({marks})", *stages)
+        return {str(key): str(value) for key, value in rows.fetchall()}
 
     def accept_upload(
         self,
@@ -145,6 +220,9 @@ class SqlStore(Queue):
         reads = partial(self._run, db)  # in the transaction that accepts
         if self.closed(reads, now):
             return None, "competition_ended", now
+        start = self._limits(reads).start
+        if start is not None and now < start:
+            return None, "not_started", now
         limit = self._quota(reads, team, now).limit
         if limit is not None:
             return None, limit, now
@@ -307,10 +385,11 @@ class SqlStore(Queue):
         """Make `ids` the team's picks, all or nothing: each must be its own scored one,
         and no more than the limit. Picks close at the end, and at the reveal, judged in
         the transaction."""
-        chosen, most = sorted(set(ids)), self.limits.picks
+        chosen = sorted(set(ids))
         with self._write() as db:
             self._lock_team(db, team)
             now = self.clock()
+            most = self._limits(partial(self._run, db)).picks
             if self.closed(partial(self._run, db), now):
                 raise picks_refused("competition_ended")
             if len(chosen) > most:
@@ -333,13 +412,13 @@ class SqlStore(Queue):
         """Reveal the final board, once; when it was revealed."""
         now = self.clock()
         with self._write() as db:
-            self._run(
+            made = self._run(
                 db,
                 "INSERT INTO state VALUES ('revealed_at', ?) ON CONFLICT DO NOTHING",
                 now.isoformat(),
-            )
+            ).rowcount
             (when,) = self._run(db, "SELECT value FROM state WHERE key = 'revealed_at'").fetchone()
-            if when == now.isoformat():
+            if made:
                 self._log(db, now, "reveal", {})
         return str(when)
 

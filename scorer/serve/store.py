@@ -4,7 +4,8 @@ its two dialects): a submission's life, the limits' rules, jobs, picks."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
@@ -40,28 +41,65 @@ class Counted(StrEnum):
     REJECTED = "rejected"
 
 
+#: The limits an organiser may set for one team, over the competition's.
+TEAM_LIMITS = ("daily", "rejected", "total")
+
+
 @dataclass(frozen=True)
 class Limits:
     """The organiser's limits, which the store enforces in the transaction that accepts an
     upload or picks: the uploads a team may have counted (None: no limit), the picks it may
-    make, and the end, after which it may do neither (None: until the reveal)."""
+    make, when uploads open (`start`, None: now) and close (`end`, None: until the reveal;
+    `reveal_at`, when the reveal is scheduled, closes them too), and a team's own limits
+    over these (`teams`: by team id, a dict of some of `TEAM_LIMITS`)."""
 
     daily: int | None = 5
     rejected: int | None = 20
     total: int | None = None
     picks: int = 2
     end: datetime | None = None
+    start: datetime | None = None
+    reveal_at: datetime | None = None
+    teams: Mapping[int, Mapping[str, int]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """As a database keeps them (`postgres`: its functions read them)."""
-        end = None if self.end is None else self.end.isoformat()
+        times = {"end": self.end, "start": self.start, "reveal_at": self.reveal_at}
         return {
             "daily": self.daily,
             "rejected": self.rejected,
             "total": self.total,
             "picks": self.picks,
-            "end": end,
+            **{key: None if when is None else when.isoformat() for key, when in times.items()},
+            "teams": {str(team): dict(own) for team, own in sorted(self.teams.items())},
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Limits:
+        def when(key: str) -> datetime | None:
+            return None if data.get(key) is None else datetime.fromisoformat(data[key])
+
+        return cls(
+            daily=data.get("daily"),
+            rejected=data.get("rejected"),
+            total=data.get("total"),
+            picks=int(data.get("picks", 2)),
+            end=when("end"),
+            start=when("start"),
+            reveal_at=when("reveal_at"),
+            teams={int(team): dict(own) for team, own in data.get("teams", {}).items()},
+        )
+
+    def of_team(self, team: int) -> Limits:
+        """The limits `team` is held to: its own where the organiser set them."""
+        own = self.teams.get(team, {})
+        pick = {key: own.get(key, getattr(self, key)) for key in TEAM_LIMITS}
+        return replace(self, daily=pick["daily"], rejected=pick["rejected"], total=pick["total"])
+
+    def closed(self, now: datetime) -> bool:
+        """Whether uploads and picks are closed at `now` by the end or the scheduled reveal
+        (the reveal itself closes them too: `SqlStore.closed`)."""
+        return any(when is not None and now >= when for when in (self.end, self.reveal_at))
 
 
 @dataclass(frozen=True)

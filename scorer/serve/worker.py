@@ -17,7 +17,7 @@ import threading
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from scorer.competition import Competition
@@ -28,6 +28,7 @@ from scorer.leaderboard.schema import Status as Judged
 from scorer.leaderboard.worker import Cancelled
 from scorer.serve.boards import Publisher
 from scorer.serve.judging import Judging, Slot
+from scorer.serve.settings import Schedule
 from scorer.serve.sql import SqlStore
 from scorer.serve.sqlcore import StoreUnavailable
 from scorer.serve.store import WORKER_LEASE, Counted, Job, utc
@@ -72,14 +73,16 @@ class Worker:
         isolation: Isolation,
         lease: timedelta = WORKER_LEASE,
         *,
-        freeze: datetime | None = None,
+        schedule: Schedule | None = None,
     ) -> None:
+        """`schedule`: the competition's times, acted on while the worker runs."""
         self.store, self.home, self.lease = store, home, lease
         self.cancel = isolation.cancel or threading.Event()
         isolation = dataclasses.replace(isolation, cancel=self.cancel)
         self.slots = max(1, isolation.workers)
         self.judging = Judging(solution, competition, isolation, home, slots=self.slots)
-        self.boards = Publisher(store, competition, self.judging.fingerprint, freeze, self.cancel)
+        self.boards = Publisher(store, competition, self.judging.fingerprint, self.cancel)
+        self.schedule = schedule
         self._held: set[Job] = set()
         self._lock = threading.Lock()  # guards `_held`
         self._wake = threading.Event()
@@ -116,6 +119,9 @@ class Worker:
             threading.Thread(target=self._beat, name="scorer-lease", daemon=True),
             threading.Thread(target=self.boards.run, name="scorer-boards", daemon=True),
         ]
+        if self.schedule is not None:
+            run = self.schedule.run
+            threads.append(threading.Thread(target=run, args=(self.cancel,), daemon=True))
         for thread in threads:
             thread.start()
         self.cancel.wait()

@@ -5,7 +5,6 @@ an upload keeps. The real server on a port is `test_serve_live.py`'s."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,7 +14,7 @@ import httpx
 import pytest
 from support.serve_live import SAMPLE, SOLUTION
 
-from scorer.serve import site
+from scorer.serve import settings, site
 from scorer.serve.app import HEADERS, build
 from scorer.serve.server import Server
 from scorer.serve.sqlcore import StoreUnavailable
@@ -189,8 +188,7 @@ def test_a_body_whole_only_after_the_end_is_refused_kept_nowhere_counted_nowhere
     a slow body begun before the end and finished after it is not a submission."""
     server, token = made
     end = datetime.now(UTC) + timedelta(hours=1)
-    server.settings = dataclasses.replace(server.settings, end=end.isoformat())
-    server.store.limits = server.settings.limits  # as a server started with --end has them
+    settings.change(server.store, server.base, {"end": end.isoformat()})  # `serve settings`
     server.store.clock = lambda: end  # the body's last byte arrives at the end
     files = {"file": ("a.csv", SAMPLE.read_bytes())}
     answer = ask(server, "POST", "/api/v1/submissions", files=files, headers=bearer(token))
