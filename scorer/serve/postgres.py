@@ -122,7 +122,8 @@ class PostgresStore(SqlStore):
     def _upgrade(self, db: psycopg.Connection[tuple[object, ...]]) -> None:
         """Bring the tables and functions of an older scorer up to date, in the transaction
         `db` (only their owner may): the teams' keys, the functions made anew, and the roles
-        that could run a function whose arguments changed given the new one instead."""
+        that could run a function whose arguments changed given the new one instead (never
+        PUBLIC, 0: the functions are the owner's alone until granted)."""
         try:
             self._key_teams(db)
         except psycopg.errors.InsufficientPrivilege:
@@ -135,7 +136,7 @@ class PostgresStore(SqlStore):
             granted = db.execute(
                 "SELECT DISTINCT a.grantee::regrole::text FROM pg_proc p,"
                 " aclexplode(p.proacl) a WHERE p.oid = to_regprocedure(%s)"
-                " AND a.privilege_type = 'EXECUTE' AND a.grantee <> p.proowner",
+                " AND a.privilege_type = 'EXECUTE' AND a.grantee NOT IN (0, p.proowner)",
                 (old,),
             ).fetchall()
             moved += [(new, str(role)) for (role,) in granted]

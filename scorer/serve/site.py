@@ -295,13 +295,12 @@ Listed = tuple[str, int | None]
 
 
 def team_problems(
-    folder: Path, listed: list[Listed], held: list[tuple[str, bool]]
+    folder: Path, listed: list[Listed], held: dict[str, tuple[str, bool]]
 ) -> list[UsageError]:
     """Every problem with names to add as teams (already NFC), in their order: empty, a
     refused character, too long, listed twice as one team (`same_team`: the rule of
-    `leaderboard score`'s `team_name_clash`), or a team of the server already (`held`: each
-    team's name and whether it is revoked)."""
-    teams = {same_team(name): (name, revoked) for name, revoked in held}
+    `leaderboard score`'s `team_name_clash`), or a team of the server already (`held`: the
+    store's `team_keys`)."""
     first: dict[str, Listed] = {}
     problems: list[UsageError] = []
     for name, line in listed:
@@ -312,8 +311,8 @@ def team_problems(
         issues = name_issues(name, where.removesuffix(": ") or "the name", line)
         problems += [UsageError(issue.message) for issue in issues]
         key = same_team(name)
-        if key in teams:
-            problems.append(taken(folder, where, name, *teams[key]))
+        if key in held:
+            problems.append(taken(folder, where, name, *held[key]))
         elif key in first:
             seen, on = first[key]
             twice = "listed twice" if seen == name else f"team {quoted(seen)} written differently"
@@ -336,7 +335,7 @@ def add_teams(
     all at once; a name given alone is refused with its one."""
     store = store_of(folder)
     names = [(normal(name), line) for name, line in listed]
-    problems = team_problems(folder, names, store.teams())
+    problems = team_problems(folder, names, store.team_keys())
     if problems and source is None:
         raise problems[0]
     if problems:

@@ -90,7 +90,7 @@ class SqlStore(Queue):
     def _clash(self, names: list[str]) -> TeamTaken:
         """Which of `names` broke a unique key: the first that is a team already, else the
         first listed twice."""
-        held = {same_team(name): (name, revoked) for name, revoked in self.teams()}
+        held = self.team_keys()
         seen: dict[str, str] = {}
         for name in names:
             key = same_team(name)
@@ -106,7 +106,7 @@ class SqlStore(Queue):
         that adds the column: a team added before the rule as a second spelling of another
         keeps none (and its token), and the first spelling, by id, holds the name."""
         self._run(db, "ALTER TABLE teams ADD COLUMN name_key TEXT")
-        self._run(db, "CREATE UNIQUE INDEX IF NOT EXISTS teams_name_key ON teams(name_key)")
+        self._run(db, "CREATE UNIQUE INDEX IF NOT EXISTS teams_one_name ON teams(name_key)")
         first: dict[str, int] = {}
         for ident, name in self._run(db, "SELECT id, name FROM teams ORDER BY id").fetchall():
             first.setdefault(same_team(str(name)), int(ident))
@@ -157,6 +157,13 @@ class SqlStore(Queue):
         """Every team, by name, and whether its token is revoked."""
         rows = self._read("SELECT name, revoked FROM teams ORDER BY name").fetchall()
         return [(str(name), bool(revoked)) for name, revoked in rows]
+
+    def team_keys(self) -> dict[str, tuple[str, bool]]:
+        """Each team's `name_key`, with the name that holds it and whether it is revoked."""
+        rows = self._read(
+            "SELECT name_key, name, revoked FROM teams WHERE name_key IS NOT NULL"
+        ).fetchall()
+        return {str(key): (str(name), bool(revoked)) for key, name, revoked in rows}
 
     def _quota(self, run: Callable[..., Cursor], team: int, now: datetime) -> Quota:
         """A team's quota, read by `run` (a statement in a transaction, or a read)."""
