@@ -294,9 +294,7 @@ def taken(folder: Path, where: str, name: str, existing: str, revoked: bool) -> 
 Listed = tuple[str, int | None]
 
 
-def team_problems(
-    folder: Path, listed: list[Listed], held: dict[str, tuple[str, bool]]
-) -> list[UsageError]:
+def team_problems(folder: Path, listed: list[Listed], held: dict[str, Any]) -> list[UsageError]:
     """Every problem with names to add as teams (already NFC), in their order: empty, a
     refused character, too long, listed twice as one team (`same_team`: the rule of
     `leaderboard score`'s `team_name_clash`), or a team of the server already (`held`: the

@@ -1,6 +1,6 @@
-"""The store's SQL, one text for every database (`sqlcore` its hooks, `queue` its jobs): the
-teams, the uploads and their limits, the picks, the reveal, the audit log, and the boards'
-reads of the verdicts and their publishing."""
+"""The store's SQL, one text for every database (`sqlcore` its hooks, `queue` its jobs,
+`sqlteams` its teams): the uploads and their limits, the picks, the reveal, the audit log,
+and the boards' reads of the verdicts and their publishing."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 
 from scorer.competition import Split
-from scorer.leaderboard.names import same_team
 from scorer.leaderboard.schema import SPLITS
 from scorer.leaderboard.schema import Status as Judged
 from scorer.leaderboard.store import Record
 from scorer.serve.queue import Queue
-from scorer.serve.sqlcore import Connection, Cursor, TeamTaken
+from scorer.serve.sqlcore import Connection, Cursor
+from scorer.serve.sqlteams import TeamStore
 from scorer.serve.store import (
     Counted,
     Decision,
@@ -27,9 +27,7 @@ from scorer.serve.store import (
     Quota,
     Received,
     Refused,
-    Rekeyed,
     Status,
-    Team,
     day_start,
     picks_refused,
     upload_name,
@@ -54,116 +52,9 @@ ON_BOARD = (
 CHANGES = ("verdict", "picks", "reveal")
 
 
-class SqlStore(Queue):
+class SqlStore(Queue, TeamStore):
     """The store every part of a server asks (the web app, the worker, the commands): each
     method is one transaction."""
-
-    def add_team(self, name: str, token_sha256: str) -> int:
-        """Add a team (`add_teams`): its id."""
-        return self.add_teams([(name, token_sha256)])[0]
-
-    def add_teams(self, teams: list[tuple[str, str]]) -> list[int]:
-        """Add teams, each a name and its token's sha256, all or none in one transaction: a
-        name that is a team already, or listed twice, as one team (`same_team`, held by the
-        table's unique `name_key`), raises `TeamTaken` and adds none. Their ids."""
-        now = self.clock()
-        try:
-            with self._write() as db:
-                return [self._add_team(db, now, name, token) for name, token in teams]
-        except Exception as exc:
-            if self._taken(exc):
-                raise self._clash([name for name, _ in teams]) from None
-            raise
-
-    def _add_team(self, db: Connection, now: datetime, name: str, token_sha256: str) -> int:
-        """One team added and audited in the transaction `db`."""
-        (ident,) = self._run(
-            db,
-            "INSERT INTO teams (name, name_key, token_sha256) VALUES (?, ?, ?) RETURNING id",
-            name,
-            same_team(name),
-            token_sha256,
-        ).fetchone()
-        self._log(db, now, "team_added", {"team": name})
-        return int(ident)
-
-    def _clash(self, names: list[str]) -> TeamTaken:
-        """Which of `names` broke a unique key: the first that is a team already, else the
-        first listed twice."""
-        held = self.team_keys()
-        seen: dict[str, str] = {}
-        for name in names:
-            key = same_team(name)
-            if key in held:
-                return TeamTaken(name, *held[key])
-            if key in seen:
-                return TeamTaken(name, seen[key])
-            seen[key] = name
-        return TeamTaken(names[0], names[0])  # a token's sha256 taken: never by chance
-
-    def _key_teams(self, db: Connection) -> None:
-        """The `name_key` of every team of a store made before it, in the transaction `db`
-        that adds the column: a team added before the rule as a second spelling of another
-        keeps none (and its token), and the first spelling, by id, holds the name."""
-        self._run(db, "ALTER TABLE teams ADD COLUMN name_key TEXT")
-        self._run(db, "CREATE UNIQUE INDEX IF NOT EXISTS teams_one_name ON teams(name_key)")
-        first: dict[str, int] = {}
-        for ident, name in self._run(db, "SELECT id, name FROM teams ORDER BY id").fetchall():
-            first.setdefault(same_team(str(name)), int(ident))
-        for key, ident in first.items():
-            self._run(db, "UPDATE teams SET name_key = ? WHERE id = ?", key, ident)
-
-    def replace_token(self, name: str, token_sha256: str, now: datetime) -> Rekeyed | None:
-        """Give the team `name` (or another spelling of it) a new token: the old one opens
-        nothing from this transaction on, and a revoked team is let back in (a revoked token
-        stays revoked: it is replaced). None when there is no such team."""
-        with self._write() as db:
-            row = self._run(
-                db,
-                "SELECT id, name, revoked FROM teams WHERE name = ? OR name_key = ?"
-                " ORDER BY name = ? DESC, id LIMIT 1",
-                name,
-                same_team(name),
-                name,
-            ).fetchone()
-            if row is None:
-                return None
-            self._run(
-                db,
-                "UPDATE teams SET token_sha256 = ?, revoked = 0 WHERE id = ?",
-                token_sha256,
-                row[0],
-            )
-            found = Rekeyed(str(row[1]), bool(row[2]))
-            detail = {"team": found.name, "was_revoked": found.was_revoked}
-            self._log(db, now, "team_token", detail)
-        return found
-
-    def team_of(self, token_sha256: str) -> Team | None:
-        row = self._read(
-            "SELECT id, name FROM teams WHERE token_sha256 = ? AND revoked = 0", token_sha256
-        ).fetchone()
-        return None if row is None else Team(int(row[0]), str(row[1]))
-
-    def revoke_team(self, name: str, now: datetime) -> bool:
-        """Revoke a team's token (its submissions stay); whether a team had that name."""
-        with self._write() as db:
-            changed = self._run(db, "UPDATE teams SET revoked = 1 WHERE name = ?", name).rowcount
-            if changed:
-                self._log(db, now, "team_revoked", {"team": name})
-        return bool(changed)
-
-    def teams(self) -> list[tuple[str, bool]]:
-        """Every team, by name, and whether its token is revoked."""
-        rows = self._read("SELECT name, revoked FROM teams ORDER BY name").fetchall()
-        return [(str(name), bool(revoked)) for name, revoked in rows]
-
-    def team_keys(self) -> dict[str, tuple[str, bool]]:
-        """Each team's `name_key`, with the name that holds it and whether it is revoked."""
-        rows = self._read(
-            "SELECT name_key, name, revoked FROM teams WHERE name_key IS NOT NULL"
-        ).fetchall()
-        return {str(key): (str(name), bool(revoked)) for key, name, revoked in rows}
 
     def _quota(self, run: Callable[..., Cursor], team: int, now: datetime) -> Quota:
         """A team's quota, read by `run` (a statement in a transaction, or a read)."""
