@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from scorer.errors import ScorerError
 from scorer.leaderboard.boards import Phase, iso
 from scorer.serve.intake import json_body, take
-from scorer.serve.server import ServeError, Server
+from scorer.serve.server import ServeError, Server, closed_for
 from scorer.serve.sqlcore import StoreUnavailable
 from scorer.serve.store import Entry, PickError, Quota, utc
 from scorer.serve.uploads import UploadError
@@ -40,9 +40,12 @@ def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
 
 
 def quota_dict(quota: Quota) -> dict[str, Any]:
+    """What a team may still upload; `closed`, when a lock holds it, says so in words."""
+    closed = closed_for(quota)
     return {
         "remaining_today": quota.remaining_today,
         "next_slot": None if quota.next_slot is None else iso(quota.next_slot),
+        **({} if closed is None else {"closed": closed}),
     }
 
 

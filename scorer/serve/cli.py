@@ -150,20 +150,23 @@ def team_add(
     with guarded("serve team add", as_json):
         if (name is None) == (from_file is None):
             raise UsageError("give a team NAME, or --from FILE with --out FILE")
+        if out is not None and out.exists():
+            raise UsageError(f"--out {out}: exists already; tokens are written to a new file")
         if name is not None:
-            if out is not None and out.exists():
-                raise UsageError(f"--out {out}: exists already; tokens are written to a new file")
             token = site.add_team(folder, name)
             if out is not None:
                 site.write_private(out, f"{token}\n")
         else:
             if out is None:
                 raise UsageError("--from needs --out FILE, where the tokens go")
-            names = site.names_in(from_file)  # type: ignore[arg-type]
-            tokens = [(team, site.add_team(folder, team)) for team in names]
+            listed = site.names_in(from_file)  # type: ignore[arg-type]
+            tokens = site.add_teams(folder, listed, from_file)  # all or none
             site.write_tokens(out, tokens)
     if name is None:
-        typer.echo(f"Added {len(tokens)} teams; their tokens are in {out}")
+        if as_json:
+            typer.echo(json.dumps({"status": "ok", "teams": len(tokens), "out": str(out)}))
+        else:
+            typer.echo(f"Added {len(tokens)} teams; their tokens are in {out}")
     elif out is not None:
         typer.echo(f"Team {name!r}: its token is in {out}, and shown nowhere else")
     elif as_json:
@@ -172,9 +175,43 @@ def team_add(
         typer.echo(f"Team {name!r}: token, shown this once: {token}")
 
 
+@team_app.command("token")
+def team_token(
+    folder: Folder,
+    name: Annotated[str, typer.Argument(help="The team's name.")],
+    out: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="A new file (0600) for the token instead of the screen."),
+    ] = None,
+    as_json: AsJson = False,
+) -> None:
+    """Give a team a new token, shown this once (or written to --out): its old token stops
+    working at once. A revoked team is let back in with it."""
+    with guarded("serve team token", as_json):
+        if out is not None and out.exists():
+            raise UsageError(f"--out {out}: exists already; tokens are written to a new file")
+        team, token = site.replace_token(folder, name)
+        if out is not None:
+            site.write_private(out, f"{token}\n")
+    back = "; it was revoked, and this token lets it back in" if team.was_revoked else ""
+    if as_json:
+        shown = {"token": token} if out is None else {"out": str(out)}
+        typer.echo(json.dumps({"team": team.name, **shown, "was_revoked": team.was_revoked}))
+    elif out is not None:
+        typer.echo(
+            f"Team {team.name!r}: its new token is in {out}; the old one no longer works{back}"
+        )
+    else:
+        typer.echo(
+            f"Team {team.name!r}: new token, shown this once: {token}; the old one no longer "
+            f"works{back}"
+        )
+
+
 @team_app.command("revoke")
 def team_revoke(folder: Folder, name: Annotated[str, typer.Argument()]) -> None:
-    """Revoke a team's token: its uploads are refused from now on; its submissions stay."""
+    """Revoke a team's token: its uploads are refused from now on; its submissions stay.
+    `team token` gives it a new one and lets it back in."""
     with guarded("serve team revoke", False):
         if not site.store_of(folder).revoke_team(name, dt.datetime.now(dt.UTC)):
             raise UsageError(f"{folder}: no team named {name!r}")
@@ -355,7 +392,9 @@ def submit(
         return
     left = entry.get("remaining_today")
     quota = {None: "no daily limit", 0: "no upload left today: the next opens at 00:00 UTC"}
-    said = quota.get(left, f"{left} upload{'s' if left != 1 else ''} left today")
+    said = entry.get("closed") or quota.get(
+        left, f"{left} upload{'s' if left != 1 else ''} left today"
+    )
     if verdict.status == "scored":
         typer.echo(
             f"{file.name}: scored, public score {entry['public_score']:.6f} "

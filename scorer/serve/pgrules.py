@@ -134,12 +134,16 @@ BEGIN
     VALUES (at, 'picks', json_build_object('team', p_team, 'ids', to_json(chosen))::TEXT);
 END $$;
 
-CREATE OR REPLACE FUNCTION add_team(p_name TEXT, p_token_sha256 TEXT) RETURNS BIGINT
-LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+CREATE OR REPLACE FUNCTION add_team(p_name TEXT, p_name_key TEXT, p_token_sha256 TEXT)
+RETURNS BIGINT LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 DECLARE
     made BIGINT;
 BEGIN
-    INSERT INTO teams (name, token_sha256) VALUES (p_name, p_token_sha256) RETURNING id INTO made;
+    IF coalesce(p_name_key, '') = '' THEN  -- a team without its key would clash with none
+        RAISE EXCEPTION 'a team needs its name_key' USING ERRCODE = 'not_null_violation';
+    END IF;
+    INSERT INTO teams (name, name_key, token_sha256) VALUES (p_name, p_name_key, p_token_sha256)
+    RETURNING id INTO made;
     INSERT INTO audit (at, event, detail)
     VALUES (scorer_now(), 'team_added', json_build_object('team', p_name)::TEXT);
     RETURN made;
@@ -178,10 +182,14 @@ WEB_FUNCTIONS = (
     "accept_upload(BIGINT, TEXT, BIGINT, TEXT, TEXT, TEXT)",
     "refuse_upload(BIGINT, TEXT)",
     "set_picks(BIGINT, BIGINT[])",
-    "add_team(TEXT, TEXT)",
+    "add_team(TEXT, TEXT, TEXT)",
     "reveal()",
     "set_settings(TEXT, TEXT, TEXT)",
 )
+
+#: The functions of an older scorer whose arguments changed: dropped when its store is
+#: upgraded (`postgres.PostgresStore._upgrade`), their grants given to the new ones.
+REPLACED = {"add_team(TEXT, TEXT)": "add_team(TEXT, TEXT, TEXT)"}
 
 #: Executable by the owner alone until granted (PostgreSQL lets everyone run a new function).
 REVOKED = "\n".join(

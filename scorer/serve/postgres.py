@@ -27,9 +27,10 @@ from typing import Any, TypeVar, cast
 import psycopg
 from psycopg.sql import SQL, Identifier
 
-from scorer.serve.pgrules import FUNCTIONS, REVOKED, WEB_FUNCTIONS
+from scorer.leaderboard.names import same_team
+from scorer.serve.pgrules import FUNCTIONS, REPLACED, REVOKED, WEB_FUNCTIONS
 from scorer.serve.sql import SqlStore
-from scorer.serve.sqlcore import Connection, Cursor, NotAllowed, StoreUnavailable, TeamTaken
+from scorer.serve.sqlcore import Connection, Cursor, NotAllowed, StoreUnavailable
 from scorer.serve.store import Limits, Received, picks_refused, tables, upload_name, utc
 
 #: The advisory lock held while the schema is made: two processes starting together would
@@ -106,6 +107,45 @@ class PostgresStore(SqlStore):
             ).fetchone()
             if made != (len(TABLES),):
                 db.execute(SCHEMA)
+            elif not self._keyed(db):  # a store of an older scorer: upgraded, once
+                self._upgrade(db)
+
+    @staticmethod
+    def _keyed(db: psycopg.Connection[tuple[object, ...]]) -> bool:
+        """Whether the teams have their `name_key` (`SqlStore._key_teams`)."""
+        found = db.execute(
+            "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()"
+            " AND table_name = 'teams' AND column_name = 'name_key'"
+        ).fetchone()
+        return found is not None
+
+    def _upgrade(self, db: psycopg.Connection[tuple[object, ...]]) -> None:
+        """Bring the tables and functions of an older scorer up to date, in the transaction
+        `db` (only their owner may): the teams' keys, the functions made anew, and the roles
+        that could run a function whose arguments changed given the new one instead (never
+        PUBLIC, 0: the functions are the owner's alone until granted)."""
+        try:
+            self._key_teams(db)
+        except psycopg.errors.InsufficientPrivilege:
+            raise ValueError(
+                "its tables were made by an older scorer: run a command of the organiser's on "
+                "it once (`scorer serve team list DIR`) to bring them up to date"
+            ) from None
+        moved = []
+        for old, new in REPLACED.items():
+            granted = db.execute(
+                "SELECT DISTINCT a.grantee::regrole::text FROM pg_proc p,"
+                " aclexplode(p.proacl) a WHERE p.oid = to_regprocedure(%s)"
+                " AND a.privilege_type = 'EXECUTE' AND a.grantee NOT IN (0, p.proowner)",
+                (old,),
+            ).fetchall()
+            moved += [(new, str(role)) for (role,) in granted]
+            db.execute(f"DROP FUNCTION IF EXISTS {old}")
+        db.execute(FUNCTIONS + REVOKED)
+        for function, role in moved:
+            db.execute(
+                SQL(f"GRANT EXECUTE ON FUNCTION {function} TO {{}}").format(Identifier(role))
+            )
 
     def _db(self) -> psycopg.Connection[tuple[object, ...]]:
         db: psycopg.Connection[tuple[object, ...]] | None = getattr(self._local, "db", None)
@@ -209,14 +249,12 @@ class PostgresStore(SqlStore):
             raise picks_refused(str(refused), str(detail or ""))
         return chosen
 
-    def add_team(self, name: str, token_sha256: str) -> int:
-        try:
-            with self._write() as db:
-                self._clocked(db)
-                (ident,) = self._run(db, "SELECT add_team(?, ?)", name, token_sha256).fetchone()
-        except psycopg.errors.UniqueViolation:
-            raise TeamTaken(name) from None
-        return int(ident)
+    def _add_team(self, db: Connection, now: datetime, name: str, token_sha256: str) -> int:
+        """`SqlStore._add_team`, by the database's function (`pgrules.add_team`), which a web
+        role runs too."""
+        self._clocked(db)
+        found = self._run(db, "SELECT add_team(?, ?, ?)", name, same_team(name), token_sha256)
+        return int(found.fetchone()[0])
 
     def set_settings(
         self, settings: dict[str, Any], limits: Limits, changed: dict[str, Any]

@@ -39,17 +39,31 @@ class ServeError(Exception):
         self.status, self.code, self.message, self.extra = status, code, message, extra
 
 
+#: The limits that close a team's uploads until the organiser lifts them, in words.
+LOCK_WORDS = {
+    "rejected_limit": "the limit of rejected uploads",
+    "total_limit": "the limit of uploads in all",
+}
+
+
+def closed_for(quota: Quota) -> str | None:
+    """What a team a lock holds is told in every reply (None: no lock holds it): its uploads
+    are closed, not until midnight, and only the organiser can open them again."""
+    if not quota.locked:
+        return None
+    return (
+        f"uploads are closed for your team: it reached {LOCK_WORDS[str(quota.limit)]}; "
+        "contact the organiser to have them opened again"
+    )
+
+
 def limit_reached(quota: Quota) -> ServeError:
-    words = {
-        "daily_limit": "the daily limit of uploads is reached; it resets at 00:00 UTC",
-        "rejected_limit": "the limit of rejected uploads is reached",
-        "total_limit": "the limit of uploads in all is reached",
-    }
+    words = closed_for(quota) or "the daily limit of uploads is reached; it resets at 00:00 UTC"
     slot = None if quota.next_slot is None else iso(quota.next_slot)
     return ServeError(
         429,
         "limit_reached",
-        str(words.get(quota.limit or "", quota.limit)),
+        words,
         limit=quota.limit,
         remaining_today=quota.remaining_today,
         next_slot=slot,
@@ -295,7 +309,12 @@ class Server:
         return revealed
 
     def add_team(self, name: str) -> str:
-        return site.add_team(self.folder, name)
+        try:
+            return site.add_team(self.folder, name)
+        except site.NameTaken as exc:
+            raise ServeError(
+                409, "team_taken", str(exc), team=exc.existing, revoked=exc.revoked
+            ) from None
 
     def status(self) -> dict[str, Any]:
         """What the organiser watches: the queue, the latest change of the boards and the

@@ -1,6 +1,6 @@
-"""The store's SQL, one text for every database (`sqlcore` its hooks, `queue` its jobs): the
-teams, the uploads and their limits, the picks, the reveal, the audit log, and the boards'
-reads of the verdicts and their publishing."""
+"""The store's SQL, one text for every database (`sqlcore` its hooks, `queue` its jobs,
+`sqlteams` its teams): the uploads and their limits, the picks, the reveal, the audit log,
+and the boards' reads of the verdicts and their publishing."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from scorer.leaderboard.schema import SPLITS
 from scorer.leaderboard.schema import Status as Judged
 from scorer.leaderboard.store import Record
 from scorer.serve.queue import Queue
-from scorer.serve.sqlcore import Connection, Cursor, TeamTaken
+from scorer.serve.sqlcore import Connection, Cursor
+from scorer.serve.sqlteams import TeamStore
 from scorer.serve.store import (
     Counted,
     Decision,
@@ -28,7 +29,6 @@ from scorer.serve.store import (
     Received,
     Refused,
     Status,
-    Team,
     day_start,
     picks_refused,
     upload_name,
@@ -53,55 +53,9 @@ ON_BOARD = (
 CHANGES = ("verdict", "picks", "reveal", "settings", "frozen")
 
 
-class SqlStore(Queue):
+class SqlStore(Queue, TeamStore):
     """The store every part of a server asks (the web app, the worker, the commands): each
     method is one transaction."""
-
-    def add_team(self, name: str, token_sha256: str) -> int:
-        now = self.clock()
-        try:
-            with self._write() as db:
-                row = self._run(
-                    db,
-                    "INSERT INTO teams (name, token_sha256) VALUES (?, ?) RETURNING id",
-                    name,
-                    token_sha256,
-                ).fetchone()
-                self._log(db, now, "team_added", {"team": name})
-        except Exception as exc:
-            if self._taken(exc):
-                raise TeamTaken(name) from None
-            raise
-        return int(row[0])
-
-    def team_of(self, token_sha256: str) -> Team | None:
-        row = self._read(
-            "SELECT id, name FROM teams WHERE token_sha256 = ? AND revoked = 0", token_sha256
-        ).fetchone()
-        return None if row is None else Team(int(row[0]), str(row[1]))
-
-    def revoke_team(self, name: str, now: datetime) -> bool:
-        """Revoke a team's token (its submissions stay); whether a team had that name."""
-        with self._write() as db:
-            changed = self._run(db, "UPDATE teams SET revoked = 1 WHERE name = ?", name).rowcount
-            if changed:
-                self._log(db, now, "team_revoked", {"team": name})
-        return bool(changed)
-
-    def team_ids(self) -> list[tuple[int, str]]:
-        """Every team's id and name."""
-        rows = self._read("SELECT id, name FROM teams ORDER BY id").fetchall()
-        return [(int(ident), str(name)) for ident, name in rows]
-
-    def most_picks(self) -> int:
-        """The most picks any team has now."""
-        row = self._read("SELECT max(n) FROM (SELECT count(*) AS n FROM picks GROUP BY team) c")
-        return int(row.fetchone()[0] or 0)
-
-    def teams(self) -> list[tuple[str, bool]]:
-        """Every team, by name, and whether its token is revoked."""
-        rows = self._read("SELECT name, revoked FROM teams ORDER BY name").fetchall()
-        return [(str(name), bool(revoked)) for name, revoked in rows]
 
     def _limits(self, run: Callable[..., Cursor]) -> Limits:
         """The limits in force, read by `run`: those the organiser set last (`set_settings`),

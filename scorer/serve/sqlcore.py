@@ -31,7 +31,12 @@ class Connection(Protocol):
 
 
 class TeamTaken(ValueError):
-    """A team of that name exists already."""
+    """`name` is a team already: `existing`, as the store spells it (the same name, or
+    another spelling of one team), revoked or not."""
+
+    def __init__(self, name: str, existing: str, revoked: bool = False) -> None:
+        super().__init__(name)
+        self.name, self.existing, self.revoked = name, existing, revoked
 
 
 class NotAllowed(PermissionError):

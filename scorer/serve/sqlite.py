@@ -43,6 +43,15 @@ class SqliteStore(SqlStore):
         self._local = threading.local()
         # executescript runs its own transaction: CREATE ... IF NOT EXISTS is safe to repeat
         self._db().executescript(SCHEMA)
+        if not self._keyed(self._db()):  # a store of an older scorer: upgraded, once
+            with self._write() as db:
+                if not self._keyed(db):
+                    self._key_teams(db)
+
+    @staticmethod
+    def _keyed(db: sqlite3.Connection) -> bool:
+        """Whether the teams have their `name_key` (`SqlStore._key_teams`)."""
+        return any(row[1] == "name_key" for row in db.execute("PRAGMA table_info(teams)"))
 
     def _db(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)

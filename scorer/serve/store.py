@@ -102,6 +102,11 @@ class Limits:
         return any(when is not None and now >= when for when in (self.end, self.reveal_at))
 
 
+#: The limits that close a team's uploads for good, unlike the day's: only the organiser
+#: lifts them.
+LOCKS = frozenset({"rejected_limit", "total_limit"})
+
+
 @dataclass(frozen=True)
 class Quota:
     """What a team may still upload: `remaining_today` (None: no daily limit), when its next
@@ -112,15 +117,21 @@ class Quota:
     next_slot: datetime | None
     limit: str | None = None
 
+    @property
+    def locked(self) -> bool:
+        """Whether the team's uploads are closed until the organiser lifts its limit."""
+        return self.limit in LOCKS
+
     @classmethod
     def of(cls, limits: Limits, now: datetime, today: int, rejected: int, total: int) -> Quota:
         """The quota of a team that has `today` uploads counted toward this UTC day,
-        `rejected` toward the rejected limit and `total` in all."""
+        `rejected` toward the rejected limit and `total` in all. A team a lock holds has
+        nothing left today either: no slot opens at midnight."""
         left = None if limits.daily is None else max(0, limits.daily - today)
         if limits.rejected is not None and rejected >= limits.rejected:
-            return cls(left, None, "rejected_limit")
+            return cls(0, None, "rejected_limit")
         if limits.total is not None and total >= limits.total:
-            return cls(left, None, "total_limit")
+            return cls(0, None, "total_limit")
         if left == 0:
             return cls(0, next_day(now), "daily_limit")
         return cls(left, now)
@@ -171,6 +182,15 @@ def next_day(now: datetime) -> datetime:
 class Team:
     id: int
     name: str
+
+
+@dataclass(frozen=True)
+class Rekeyed:
+    """A team given a new token (`SqlStore.replace_token`): its name as stored, and whether
+    it was revoked until then (the new token lets it back in)."""
+
+    name: str
+    was_revoked: bool
 
 
 @dataclass(frozen=True)
@@ -255,11 +275,18 @@ def tables(identity: str, blob: str) -> str:
     `per_user`) in the transaction that finishes its job: the boards are built from these,
     and published in `boards`, which is all a web process reads of them. `refusals` counts
     the uploads refused, a row a team, reason and minute, so that no flood of refusals can
-    grow the audit log."""
+    grow the audit log.
+
+    A team's `name_key` is its name as one team (`names.same_team`: case, spaces and
+    Unicode forms folded), unique, so that the database itself refuses a second spelling of
+    a team, however many processes add teams at once. It is written by the store's code
+    (PostgreSQL has no Unicode case folding); a store made before it gets it from
+    `SqlStore._key_teams`."""
     return f"""
 CREATE TABLE IF NOT EXISTS teams (
     id {identity}, name TEXT NOT NULL UNIQUE,
-    token_sha256 TEXT NOT NULL UNIQUE, revoked INTEGER NOT NULL DEFAULT 0);
+    token_sha256 TEXT NOT NULL UNIQUE, revoked INTEGER NOT NULL DEFAULT 0,
+    name_key TEXT UNIQUE);
 CREATE TABLE IF NOT EXISTS submissions (
     id {identity}, team BIGINT NOT NULL REFERENCES teams(id),
     submitted_at TEXT NOT NULL, sha256 TEXT NOT NULL, size BIGINT NOT NULL,

@@ -154,7 +154,8 @@ def test_rejected_uploads_count_toward_the_rejected_limit_not_the_day(opens: Ope
     assert store.quota(team, NOW) == Quota(1, NOW)  # the day's slot is given back
     accept(store, team, NOW, "b" * 64, 1, "u/b")
     finish(store, Status.FAILED, Counted.REJECTED)  # its own file took the worker down
-    assert store.quota(team, NOW) == Quota(1, None, "rejected_limit")
+    locked = Quota(0, None, "rejected_limit")  # closed, not a day's slot: nothing left today
+    assert store.quota(team, NOW) == locked and locked.locked
     assert accept(store, team, NOW, "c" * 64, 1, "u/c").id is None
 
 
@@ -162,7 +163,7 @@ def test_the_total_limit_counts_every_upload_but_the_refunded_ones(opens: Opens)
     store, team = store_with_team(opens, Limits(daily=None, rejected=None, total=2))
     for sha in ("a", "b"):
         accept(store, team, NOW, sha * 64, 1, f"u/{sha}")
-    assert store.quota(team, NOW) == Quota(None, None, "total_limit")
+    assert store.quota(team, NOW) == Quota(0, None, "total_limit")
 
 
 def test_a_job_left_scoring_is_queued_again_and_finished_once(opens: Opens) -> None:

@@ -337,7 +337,8 @@ def test_the_admin_adds_teams_and_reads_every_submission_and_the_audit(live: Liv
     with live.client("admin") as admin:
         added = admin.post("/admin/teams", json={"name": "gamma"})
         taken = admin.post("/admin/teams", json={"name": "gamma"})
-    assert added.status_code == 201 and taken.status_code == 400
+    assert added.status_code == 201 and taken.status_code == 409
+    assert taken.json()["error"]["code"] == "team_taken"
     live.tokens["gamma"] = added.json()["token"]
     done = live.scored("gamma", SAMPLE)
     with live.client("admin") as admin:
