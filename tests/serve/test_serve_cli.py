@@ -213,6 +213,10 @@ WEB_ROLE_DENIED = (
     "INSERT INTO audit (at, event, detail) VALUES ('x', 'x', '{}')",
     "INSERT INTO refusals VALUES (1, 'x', 'x', 1)",
     "UPDATE boards SET json = ''",
+    "SELECT id_sha256 FROM sessions",  # sessions: through their functions only
+    "SELECT count(*) FROM sessions",
+    "INSERT INTO sessions VALUES ('x', 1, 'x', 'x')",
+    "DELETE FROM sessions",
 )
 
 
