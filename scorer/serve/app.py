@@ -55,6 +55,8 @@ def entry_dict(entry: Entry) -> dict[str, Any]:
         "sha256": entry.sha256,
         "size": entry.size,
         "selected": entry.selected,
+        "filename": entry.filename,
+        "description": entry.description,
     }
     if entry.public_score is not None:
         data["public_score"] = entry.public_score
@@ -93,8 +95,8 @@ def api(server: Server) -> list[Route]:
         return Response(server.targets_bytes(), media_type="text/csv; charset=utf-8")
 
     async def upload(request: Request) -> Response:
-        token = bearer(request)
-        taken = await take(server, request, token if token is not None else "")
+        team = await call(server.team, bearer(request))  # before a byte of the body is read
+        taken = await take(server, request, team)
         answer = {"id": taken.id, "status": "queued", **quota_dict(taken.quota)}
         return JSONResponse(answer, 202)
 
@@ -198,12 +200,14 @@ def answer(request: Request, exc: Exception) -> Response:
 
 
 #: Sent with every answer: pages load nothing from elsewhere, run no script, post forms only
-#: here, are framed by no other site, and send no address on; nothing is sniffed.
+#: here, are framed by no other site, and send no address to another site (`same-origin`,
+#: not `no-referrer`: under that a browser sends a form's POST with `Origin: null`, and the
+#: pages' forms are checked by their origin, `session.same_origin`); nothing is sniffed.
 HEADERS = {
     "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; "
     "img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",
     "x-frame-options": "DENY",
     "cache-control": "no-store",
 }
