@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scorer.errors import ScorerError
 from scorer.leaderboard.boards import Phase, iso
-from scorer.serve.intake import json_body, take
+from scorer.serve.intake import ident, json_body, take
 from scorer.serve.server import ServeError, Server
 from scorer.serve.sqlcore import StoreUnavailable
 from scorer.serve.store import Entry, PickError, Quota, utc
@@ -68,18 +68,6 @@ def entry_dict(entry: Entry) -> dict[str, Any]:
 def bearer(request: Request) -> str | None:
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
-
-
-#: The largest id a submission can have (the stores' BIGINT): a larger one names none.
-BIGGEST = (1 << 63) - 1
-
-
-def ident(text: str) -> int:
-    """A submission id from a path, or -1 (found nowhere) for anything that is not one:
-    ASCII digits only (`²` is a digit to Python), and within the stores' integers."""
-    if text.isascii() and text.isdigit() and len(text) <= 19 and int(text) <= BIGGEST:
-        return int(text)
-    return -1
 
 
 def api(server: Server) -> list[Route]:

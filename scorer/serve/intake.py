@@ -35,6 +35,18 @@ async def json_body(request: Request) -> Any:
         return None
 
 
+#: The largest id a submission can have (the stores' BIGINT): a larger one names none.
+BIGGEST = (1 << 63) - 1
+
+
+def ident(text: str) -> int:
+    """A submission id from a path, or -1 (found nowhere) for anything that is not one:
+    ASCII digits only (`²` is a digit to Python), and within the stores' integers."""
+    if text.isascii() and text.isdigit() and len(text) <= 19 and int(text) <= BIGGEST:
+        return int(text)
+    return -1
+
+
 @dataclass(frozen=True)
 class Taken:
     """An upload accepted: its team, its id and the team's quota."""

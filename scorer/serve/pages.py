@@ -20,8 +20,7 @@ from scorer.leaderboard.literal import shown
 from scorer.leaderboard.names import escaped
 from scorer.leaderboard.page import document
 from scorer.serve import session
-from scorer.serve.app import ident
-from scorer.serve.intake import small_body, take
+from scorer.serve.intake import ident, small_body, take
 from scorer.serve.notes import MAX_DESCRIPTION_CHARS
 from scorer.serve.server import ServeError, Server
 from scorer.serve.store import FINAL, Entry, PickError, Team, utc
