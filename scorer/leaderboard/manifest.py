@@ -1,4 +1,5 @@
-"""The submission log: a manifest CSV (team, path, submitted_at, selected) or one folder a team."""
+"""The submission log: a manifest CSV (team, path, submitted_at, selected, description) or one
+folder a team."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from scorer.errors import Code, HostError, Issue, Report, shorten
 from scorer.leaderboard.names import clash_issues, name_issues, normal
 from scorer.read import Rejected, inside, open_regular, refusal, walk
 
-#: Columns of a manifest; `selected` may be left out (then nothing is selected).
+#: Columns of a manifest; `selected` may be left out (then nothing is selected), and so may
+#: `description`: a team's words for a submission (`scorer serve export` writes them), read
+#: and ignored, for the organiser's eyes only; no score or board depends on it.
 REQUIRED = ("team", "path", "submitted_at")
-OPTIONAL = ("selected",)
+OPTIONAL = ("selected", "description")
 
 #: Kaggle's rule: a team picks at most two submissions for the private board.
 MAX_SELECTED = 2
@@ -222,7 +225,7 @@ def _header_issues(header: list[str]) -> list[Issue]:
         Issue(
             Code.MISSING_COLUMN,
             f"line 1: column {name!r} is missing; expected the header "
-            f"{','.join(REQUIRED + OPTIONAL)} (selected is optional)",
+            f"{','.join(REQUIRED + OPTIONAL)} (selected and description are optional)",
             line=1,
             column=name,
         )

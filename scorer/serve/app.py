@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scorer.errors import ScorerError
 from scorer.leaderboard.boards import Phase, iso
-from scorer.serve.intake import json_body, take
+from scorer.serve.intake import ident, json_body, take
 from scorer.serve.server import ServeError, Server, closed_for
 from scorer.serve.sqlcore import StoreUnavailable
 from scorer.serve.store import Entry, PickError, Quota, utc
@@ -58,6 +58,8 @@ def entry_dict(entry: Entry) -> dict[str, Any]:
         "sha256": entry.sha256,
         "size": entry.size,
         "selected": entry.selected,
+        "filename": entry.filename,
+        "description": entry.description,
     }
     if entry.public_score is not None:
         data["public_score"] = entry.public_score
@@ -69,18 +71,6 @@ def entry_dict(entry: Entry) -> dict[str, Any]:
 def bearer(request: Request) -> str | None:
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
-
-
-#: The largest id a submission can have (the stores' BIGINT): a larger one names none.
-BIGGEST = (1 << 63) - 1
-
-
-def ident(text: str) -> int:
-    """A submission id from a path, or -1 (found nowhere) for anything that is not one:
-    ASCII digits only (`²` is a digit to Python), and within the stores' integers."""
-    if text.isascii() and text.isdigit() and len(text) <= 19 and int(text) <= BIGGEST:
-        return int(text)
-    return -1
 
 
 def api(server: Server) -> list[Route]:
@@ -96,8 +86,8 @@ def api(server: Server) -> list[Route]:
         return Response(server.targets_bytes(), media_type="text/csv; charset=utf-8")
 
     async def upload(request: Request) -> Response:
-        token = bearer(request)
-        taken = await take(server, request, token if token is not None else "")
+        team = await call(server.team, bearer(request))  # before a byte of the body is read
+        taken = await take(server, request, team)
         answer = {"id": taken.id, "status": "queued", **quota_dict(taken.quota)}
         return JSONResponse(answer, 202)
 
@@ -216,12 +206,14 @@ def answer(request: Request, exc: Exception) -> Response:
 
 
 #: Sent with every answer: pages load nothing from elsewhere, run no script, post forms only
-#: here, are framed by no other site, and send no address on; nothing is sniffed.
+#: here, are framed by no other site, and send no address to another site (`same-origin`,
+#: not `no-referrer`: under that a browser sends a form's POST with `Origin: null`, and the
+#: pages' forms are checked by their origin, `session.same_origin`); nothing is sniffed.
 HEADERS = {
     "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; "
     "img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",
     "x-frame-options": "DENY",
     "cache-control": "no-store",
 }

@@ -370,6 +370,16 @@ def submit(
             "where anyone on the way can read it.",
         ),
     ] = False,
+    message: Annotated[
+        str,
+        typer.Option(
+            "--message",
+            "-m",
+            metavar="TEXT",
+            help="A short description kept with the submission (at most 200 characters, "
+            "one line), shown on your team's page.",
+        ),
+    ] = "",
     as_json: AsJson = False,
 ) -> None:
     """Check a submission against the server's rules and targets, upload it, and print its
@@ -380,7 +390,7 @@ def submit(
     from scorer.serve.client import submit as send
 
     with guarded("submit", as_json):
-        verdict = send(file, server, token, wait, insecure_http)
+        verdict = send(file, server, token, wait, insecure_http, message)
         if verdict.status == "failed":
             raise UsageError(
                 f"submission {verdict.submission['id']} failed on the server: "

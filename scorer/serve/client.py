@@ -21,6 +21,7 @@ from scorer.api import validate
 from scorer.competition import Competition
 from scorer.errors import Failure, Report, ScorerError, SubmissionError, UsageError
 from scorer.read import open_regular
+from scorer.serve import notes
 
 #: How often the verdict is asked for while the upload waits (seconds).
 POLL = 1.0
@@ -218,11 +219,19 @@ class Client:
             targets.write_bytes(self._ask("GET", "/targets"))
             return validate(file, targets=targets, competition=rules).rows
 
-    def upload(self, file: Path) -> int:
-        """Send the file, streamed; its submission id."""
+    def upload(self, file: Path, description: str = "") -> int:
+        """Send the file, streamed, with its `description` (`notes.description`, checked:
+        a part of its own before the file's); its submission id."""
         boundary = secrets.token_hex(16)
+        described = (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="description"\r\n'
+            "Content-Type: text/plain; charset=utf-8\r\n\r\n"
+            f"{description}\r\n"
+            if description
+            else ""
+        )
         head = (
-            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+            f'{described}--{boundary}\r\nContent-Disposition: form-data; name="file"; '
             f'filename="{file.name.replace(chr(34), "_")}"\r\n'
             "Content-Type: application/octet-stream\r\n\r\n"
         ).encode()
@@ -257,12 +266,24 @@ class Client:
             time.sleep(POLL)
 
 
-def submit(file: Path, url: str, token: str, wait: float, insecure_http: bool = False) -> Verdict:
-    """Check, upload, wait: the verdict. A rejection is raised as `scorer validate` raises
-    it (`SubmissionError`), whether found here or by the server."""
+def submit(
+    file: Path,
+    url: str,
+    token: str,
+    wait: float,
+    insecure_http: bool = False,
+    message: str = "",
+) -> Verdict:
+    """Check, upload with its description (`message`), wait: the verdict. A rejection is
+    raised as `scorer validate` raises it (`SubmissionError`), whether found here or by the
+    server; a description the server would refuse is refused before anything is sent."""
+    try:
+        description = notes.description(message)
+    except notes.BadDescription as exc:
+        raise UsageError(f"--message: {exc}") from None
     client = Client(url, token, insecure_http)
     client.check(file)
-    verdict = client.verdict(client.upload(file), wait)
+    verdict = client.verdict(client.upload(file, description), wait)
     report = verdict.submission.get("report") or {}
     if verdict.status == "rejected" and "problems" in report:
         raise SubmissionError(Report.from_dict(report))

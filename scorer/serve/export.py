@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from scorer.errors import UsageError
+from scorer.leaderboard.literal import neutralised
 from scorer.leaderboard.store import stamp
 from scorer.serve import site
 
@@ -18,9 +19,10 @@ MANIFEST = "manifest.csv"
 
 
 def export(folder: Path, out: Path) -> int:
-    """Write `out/manifest.csv` (team, path, submitted_at, selected) and every file it
-    names; how many submissions. Submissions still waiting for their verdict are left out,
-    as the server's boards leave them out."""
+    """Write `out/manifest.csv` (team, path, submitted_at, selected, description) and every
+    file it names; how many submissions. A description is the team's words, data: one a
+    spreadsheet would read as a formula is written with a `'` before it. Submissions still
+    waiting for their verdict are left out, as the server's boards leave them out."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"{out}: not a new or empty folder")
     store = site.store_of(folder)
@@ -34,7 +36,9 @@ def export(folder: Path, out: Path) -> int:
                 kept.unlink()
     with (out / MANIFEST).open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["team", "path", "submitted_at", "selected"])
+        writer.writerow(["team", "path", "submitted_at", "selected", "description"])
         for e in entries:
-            writer.writerow([e.team, e.name, stamp(e.submitted_at), "1" if e.selected else ""])
+            said, _ = neutralised(e.description)
+            selected = "1" if e.selected else ""
+            writer.writerow([e.team, e.name, stamp(e.submitted_at), selected, said])
     return len(entries)

@@ -10,9 +10,10 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
+from scorer.serve import notes
 from scorer.serve.server import ServeError, Server
 from scorer.serve.store import Quota, Team, utc
-from scorer.serve.uploads import FIELDS_BYTES, Upload, UploadError, too_large
+from scorer.serve.uploads import FIELDS_BYTES, Upload, UploadError, discard, too_large
 
 
 async def small_body(request: Request, most: int = FIELDS_BYTES) -> bytes:
@@ -34,46 +35,53 @@ async def json_body(request: Request) -> Any:
         return None
 
 
+#: The largest id a submission can have (the stores' BIGINT): a larger one names none.
+BIGGEST = (1 << 63) - 1
+
+
+def ident(text: str) -> int:
+    """A submission id from a path, or -1 (found nowhere) for anything that is not one:
+    ASCII digits only (`²` is a digit to Python), and within the stores' integers."""
+    if text.isascii() and text.isdigit() and len(text) <= 19 and int(text) <= BIGGEST:
+        return int(text)
+    return -1
+
+
 @dataclass(frozen=True)
 class Taken:
-    """An upload accepted: its team, the token it came with, its id and the team's quota."""
+    """An upload accepted: its team, its id and the team's quota."""
 
     team: Team
-    token: str
     id: int
     quota: Quota
 
 
-async def take(server: Server, request: Request, token: str | None) -> Taken:
-    """The one upload handler, behind the API and the page's form: the team (by `token`,
-    or, from a form, by the token field sent before the file), the upload received whole,
-    then accepted, or refused and counted among the refusals. Its time is when its body is
-    whole and on disk (`Server.accept`)."""
-    teams: list[Team] = []
+async def take(server: Server, request: Request, team: Team) -> Taken:
+    """The one upload handler, behind the API (the team of its bearer token) and the team
+    page's form (the team of its session): the team may upload, checked before the body is
+    read; the upload received whole, then accepted, or refused and counted among the
+    refusals. Its time is when its body is whole and on disk (`Server.accept`). Its
+    `description` field is checked then: one refused is counted nowhere, its file removed."""
     length = request.headers.get("content-length", "")
-    too_large_body = length.isdigit() and int(length) > server.max_upload + FIELDS_BYTES
 
-    def admit(fields: dict[str, str]) -> None:
-        """The team, checked before a byte of its file is kept: one that may upload. A body
-        whose length is past the cap is refused as soon as its team is known (a form sends
-        its token before its file), and counted among that team's refusals."""
-        team = server.team(fields.get("token") if token is None else token)
-        teams.append(team)
-        if too_large_body:
+    def admit() -> None:
+        """A body whose length is past the cap is refused before a byte is read, and
+        counted among the team's refusals."""
+        if length.isdigit() and int(length) > server.max_upload + FIELDS_BYTES:
             raise too_large(server.max_upload)
         server.may_upload(team, utc())
 
     try:
-        if token is not None:  # the API: refused before the body is read
-            await run_in_threadpool(admit, {})
+        await run_in_threadpool(admit)
         content_type = request.headers.get("content-type", "")
-        stored: Upload = await server.receive(
-            content_type, request.stream(), admit if token is None else None
-        )
+        stored: Upload = await server.receive(content_type, request.stream())
     except UploadError as exc:
-        if teams:  # a refusal of a team's: counted (a body without a team counts nowhere)
-            await run_in_threadpool(server.refused, teams[0], exc.code)
+        await run_in_threadpool(server.refused, team, exc.code)
         raise
-    ident, quota = await run_in_threadpool(server.accept, teams[0], stored)
-    given = stored.fields.get("token", "") if token is None else token
-    return Taken(teams[0], given.strip(), ident, quota)
+    try:
+        words = notes.description(stored.fields.get("description", ""))
+    except notes.BadDescription as exc:
+        discard(server.folder, stored)
+        raise UploadError(400, exc.code, str(exc)) from None
+    ident, quota = await run_in_threadpool(server.accept, team, stored, words)
+    return Taken(team, ident, quota)

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from scorer.errors import Report
@@ -19,19 +19,26 @@ from scorer.leaderboard.boards import Phase, iso
 from scorer.leaderboard.literal import shown
 from scorer.leaderboard.names import escaped
 from scorer.leaderboard.page import document
-from scorer.serve.intake import small_body, take
+from scorer.serve import session
+from scorer.serve.intake import ident, small_body, take
+from scorer.serve.notes import MAX_DESCRIPTION_CHARS
 from scorer.serve.server import ServeError, Server
 from scorer.serve.store import FINAL, Entry, PickError, Team, utc
 from scorer.serve.uploads import UploadError
 
-#: How long the upload form waits for its verdict before it shows the upload as queued.
+#: How long a submission's page waits for its verdict before it shows the upload as queued.
 WAIT = 60.0
+
+#: The session cookie's Max-Age, in seconds.
+LIFETIME_SECONDS = int(session.LIFETIME.total_seconds())
 
 _STYLE = """
 form { display: grid; gap: .5rem; max-width: 32rem; margin: .5rem 0 1rem; }
 input, button { font: inherit; padding: .35rem; max-width: 100%; }
 .rules li { margin: .15rem 0; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+form.inline { display: inline; }
+td.text { overflow-wrap: anywhere; min-width: 8rem; max-width: 20rem; }
 .verdict { border: 1px solid #d0d7de; padding: .6rem .8rem; overflow-wrap: anywhere; }
 .verdict.scored { background: #dafbe1; } .verdict.rejected, .verdict.failed { background: #ffebe9; }
 """
@@ -82,15 +89,9 @@ def competition_page(server: Server) -> str:
         '<section id="rules"><h2>Rules</h2><ul class="rules">',
         *rules(server),
         "</ul></section>",
-        '<section id="upload"><h2>Upload a submission</h2>',
-        '<form method="post" action="/upload" enctype="multipart/form-data">',
-        '<label>Team token <input type="password" name="token" required autocomplete="off">'
-        "</label>",
-        '<label>File <input type="file" name="file" required></label>',
-        '<button type="submit">Upload</button></form>',
-        '<h2>Your team</h2><form method="post" action="/team">',
-        '<label>Team token <input type="password" name="token" required autocomplete="off">'
-        '</label><button type="submit">Show my submissions</button></form></section>',
+        '<section id="upload"><h2>Your team</h2><p>Upload, describe and pick your '
+        'submissions on <a href="/team">your team\'s page</a> (log in with your token).</p>'
+        "</section>",
         shown.html,
     ]
     return document(f"{heading} ({phase} phase)", body, _STYLE)
@@ -119,76 +120,178 @@ def report_text(report: dict[str, Any]) -> str:
     return str(report.get("message", ""))
 
 
-def team_page(server: Server, team: Team, token: str, notice: str = "") -> str:
+def team_page(server: Server, team: Team, notice: str = "") -> str:
+    """A team's own page: its quota, the upload form (with a description), and each of its
+    submissions (the name it was sent as, its description, status, public score and saved
+    report) in the picks form. Every word a team wrote is escaped."""
     entries, quota = server.entries_of(team)
     left = "no daily limit" if quota.remaining_today is None else f"{quota.remaining_today} left"
     slot = "none" if quota.next_slot is None else iso(quota.next_slot)
-    rows = []
-    for entry in reversed(entries):
-        box = (
-            f'<input type="checkbox" name="ids" value="{entry.id}"'
-            f"{' checked' if entry.selected else ''}>"
-            if entry.status == "scored"
-            else ""
-        )
-        score = "" if entry.public_score is None else f"{entry.public_score:.6f}"
-        rows.append(
-            f"<tr><td>{box}</td><td>{entry.id}</td><td>{escape(iso(entry.submitted_at))}</td>"
-            f'<td>{escape(str(entry.status))}</td><td class="right">{score}</td></tr>'
-        )
+    rows = [_row(entry) for entry in reversed(entries)]
+    if server.ended(utc()):
+        upload = ["<p><strong>Uploads are closed: the competition ended.</strong></p>"]
+    else:
+        upload = [
+            '<form method="post" action="/upload" enctype="multipart/form-data">',
+            '<label>File <input type="file" name="file" required></label>',
+            f"<label>Description (optional, at most {MAX_DESCRIPTION_CHARS} characters) "
+            f'<input type="text" name="description" maxlength="{MAX_DESCRIPTION_CHARS}">'
+            '</label><button type="submit">Upload</button></form>',
+        ]
     body = [
         f"<header><h1>{escape(server.settings.title)}</h1>",
         f'<p class="meta">Team <bdi>{escape(shown(team.name))}</bdi>: today {escape(left)}; '
-        f'next slot {escape(slot)}. <a href="/">Back to the board</a></p></header>',
+        f'next slot {escape(slot)}. <a href="/">Back to the board</a></p>',
+        '<form method="post" action="/logout" class="inline">'
+        '<button type="submit">Log out</button></form></header>',
         notice,
-        f'<form method="post" action="/team/picks"><input type="hidden" name="token" '
-        f'value="{escape(token)}"><div class="board"><table><thead><tr><th>Pick</th><th>Id</th>'
-        '<th>Submitted (UTC)</th><th>Status</th><th class="right">Public score</th></tr>'
+        '<section id="upload"><h2>Upload a submission</h2>',
+        *upload,
+        "</section>",
+        '<section id="submissions"><h2>Your submissions</h2>',
+        '<form method="post" action="/team/picks"><div class="board"><table><thead><tr>'
+        "<th>Pick</th><th>Id</th><th>File</th><th>Description</th><th>Submitted (UTC)</th>"
+        '<th>Status</th><th class="right">Public score</th></tr>'
         f"</thead><tbody>{''.join(rows)}</tbody></table></div>",
         f'<button type="submit">Select the checked ones (at most {server.settings.picks})'
-        "</button></form>",
+        "</button></form></section>",
     ]
     return document(f"{server.settings.title}: your team", body, _STYLE)
 
 
+def _row(entry: Entry) -> str:
+    """A submission's row on its team's page; a report, when it has one, under its status."""
+    box = (
+        f'<input type="checkbox" name="ids" value="{entry.id}"'
+        f"{' checked' if entry.selected else ''}>"
+        if entry.status == "scored"
+        else ""
+    )
+    score = "" if entry.public_score is None else f"{entry.public_score:.6f}"
+    status = escape(str(entry.status))
+    if entry.report:
+        text = "\n".join(escaped(line) for line in report_text(entry.report).splitlines())
+        status = f"<details><summary>{status}</summary><pre>{escape(text)}</pre></details>"
+    return (
+        f'<tr><td>{box}</td><td><a href="/team/submissions/{entry.id}">{entry.id}</a></td>'
+        f'<td class="text">{escape(entry.filename)}</td>'
+        f'<td class="text">{escape(entry.description)}</td>'
+        f"<td>{escape(iso(entry.submitted_at))}</td>"
+        f'<td>{status}</td><td class="right">{score}</td></tr>'
+    )
+
+
+def login_page(server: Server, message: str = "") -> str:
+    said = f'<p class="verdict rejected" role="alert">{escape(message)}</p>' if message else ""
+    body = [
+        f"<header><h1>{escape(server.settings.title)}</h1>",
+        '<p class="meta"><a href="/">Back to the board</a></p></header>',
+        said,
+        "<h2>Your team's page</h2>",
+        '<form method="post" action="/login">',
+        '<label>Team token <input type="password" name="token" required autocomplete="off">'
+        '</label><button type="submit">Log in</button></form>',
+    ]
+    return document(f"{server.settings.title}: log in", body, _STYLE)
+
+
 def pages(server: Server) -> list[Route]:
+    """The page's routes. Every POST comes from the server's own pages (`same_origin`),
+    else 403, and answers with a 303 to a GET page: a reload sends nothing again."""
+
     async def home(request: Request) -> Response:
         return HTMLResponse(await run_in_threadpool(competition_page, server))
 
-    def refusal(status: int, message: str) -> Response:
+    def refusal(status: int, message: str, back: str = "/") -> Response:
         body = [
             f'<p class="verdict rejected" role="alert">{escape(message)}</p>',
-            '<p><a href="/">Back</a></p>',
+            f'<p><a href="{back}">Back</a></p>',
         ]
         return HTMLResponse(document(server.settings.title, body, _STYLE), status_code=status)
 
-    async def upload(request: Request) -> Response:
+    def forged(request: Request) -> Response | None:
+        if session.same_origin(request):
+            return None
+        return refusal(403, "This form was not sent from this server's own page.")
+
+    async def login_form(request: Request) -> Response:
+        return HTMLResponse(login_page(server))
+
+    async def login(request: Request) -> Response:
+        if (refused := forged(request)) is not None:
+            return refused
+        form = parse_qs((await small_body(request)).decode("utf-8", "replace"))
         try:
-            taken = await take(server, request, None)
-        except (UploadError, ServeError) as exc:
-            return refusal(exc.status, exc.message)
-        entry = await _verdict(server, taken.team, taken.id)
-        notice = verdict_html(entry)
-        page = await run_in_threadpool(team_page, server, taken.team, taken.token, notice)
-        return HTMLResponse(page)
+            ident = await run_in_threadpool(session.log_in, server, (form.get("token") or [""])[0])
+        except ServeError as exc:
+            return HTMLResponse(login_page(server, exc.message), status_code=exc.status)
+        answer = RedirectResponse("/team", status_code=303)
+        answer.headers["set-cookie"] = session.cookie(request, ident, LIFETIME_SECONDS)
+        return answer
+
+    async def logout(request: Request) -> Response:
+        if (refused := forged(request)) is not None:
+            return refused
+        await run_in_threadpool(session.log_out, server, request)
+        answer = RedirectResponse("/login", status_code=303)
+        answer.headers["set-cookie"] = session.cookie(request, "", 0)
+        return answer
+
+    async def mine(request: Request) -> Team | None:
+        return await run_in_threadpool(session.team_of, server, request)
 
     async def team(request: Request) -> Response:
+        found = await mine(request)
+        if found is None:
+            return RedirectResponse("/login", status_code=303)
+        return HTMLResponse(await run_in_threadpool(team_page, server, found))
+
+    async def one(request: Request) -> Response:
+        found = await mine(request)
+        if found is None:
+            return RedirectResponse("/login", status_code=303)
+        try:
+            entry = await _verdict(server, found, ident(request.path_params["id"]))
+        except ServeError as exc:
+            return refusal(exc.status, exc.message, "/team")
+        page = await run_in_threadpool(team_page, server, found, verdict_html(entry))
+        return HTMLResponse(page)
+
+    async def upload(request: Request) -> Response:
+        if (refused := forged(request)) is not None:
+            return refused
+        found = await mine(request)
+        if found is None:
+            return refusal(401, "Log in with your team's token first.", "/login")
+        try:
+            taken = await take(server, request, found)
+        except (UploadError, ServeError) as exc:
+            return refusal(exc.status, exc.message, "/team")
+        return RedirectResponse(f"/team/submissions/{taken.id}", status_code=303)
+
+    async def picks(request: Request) -> Response:
+        if (refused := forged(request)) is not None:
+            return refused
+        found = await mine(request)
+        if found is None:
+            return refusal(401, "Log in with your team's token first.", "/login")
         try:
             form = parse_qs((await small_body(request)).decode("utf-8", "replace"))
-            token = (form.get("token") or [""])[0].strip()
-            found = await run_in_threadpool(server.team, token)
-            if request.url.path.endswith("/picks"):
-                ids = [int(i) for i in form.get("ids", []) if i.isascii() and i.isdigit()]
-                await run_in_threadpool(server.pick, found, ids)
+            ids = [int(i) for i in form.get("ids", []) if i.isascii() and i.isdigit()]
+            await run_in_threadpool(server.pick, found, ids)
         except (ServeError, PickError) as exc:
-            return refusal(getattr(exc, "status", 400), str(exc))
-        return HTMLResponse(await run_in_threadpool(team_page, server, found, token))
+            return refusal(getattr(exc, "status", 400), str(exc), "/team")
+        return RedirectResponse("/team", status_code=303)
 
     return [
         Route("/", home),
+        Route("/login", login_form),
+        Route("/login", login, methods=["POST"]),
+        Route("/logout", logout, methods=["POST"]),
+        Route("/team", team),
+        Route("/team/submissions/{id}", one),
         Route("/upload", upload, methods=["POST"]),
-        Route("/team", team, methods=["POST"]),
-        Route("/team/picks", team, methods=["POST"]),
+        Route("/team/picks", picks, methods=["POST"]),
     ]
 
 

@@ -43,6 +43,7 @@ $$;
 
 CREATE OR REPLACE FUNCTION accept_upload(
     p_team BIGINT, p_sha256 TEXT, p_size BIGINT, p_path TEXT, p_suffix TEXT, p_incoming TEXT,
+    p_filename TEXT DEFAULT '', p_description TEXT DEFAULT '',
     OUT id BIGINT, OUT refused TEXT, OUT at TEXT)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 DECLARE
@@ -80,8 +81,10 @@ BEGIN
     IF refused IS NOT NULL THEN
         RETURN;
     END IF;
-    INSERT INTO submissions (team, submitted_at, sha256, size, path, suffix, status, counted)
-    VALUES (p_team, at, p_sha256, p_size, p_path, p_suffix, 'queued', 'daily')
+    INSERT INTO submissions (team, submitted_at, sha256, size, path, suffix, status, counted,
+        filename, description)
+    VALUES (p_team, at, p_sha256, p_size, p_path, p_suffix, 'queued', 'daily',
+        left(p_filename, 255), left(p_description, 200))
     RETURNING submissions.id INTO id;
     IF p_incoming LIKE 'incoming/%' THEN  -- the chunks this transaction wrote, renamed
         UPDATE files SET name = 'submissions/' || id WHERE files.name = p_incoming;
@@ -169,6 +172,33 @@ INSERT INTO state VALUES ('settings', p_settings), ('limits', p_limits)
 ON CONFLICT (key) DO UPDATE SET value = excluded.value;
 INSERT INTO audit (at, event, detail) VALUES (scorer_now(), 'settings', p_changed) $$;
 
+CREATE OR REPLACE FUNCTION open_session(p_id_sha256 TEXT, p_team BIGINT, p_token_sha256 TEXT,
+    p_seconds DOUBLE PRECISION) RETURNS BOOLEAN
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+DECLARE
+    at TEXT := scorer_now();
+    made INT;
+BEGIN
+    DELETE FROM sessions WHERE expires_at::timestamptz <= at::timestamptz;
+    INSERT INTO sessions SELECT p_id_sha256, t.id, t.token_sha256,
+        to_char((at::timestamptz + p_seconds * interval '1 second') AT TIME ZONE 'UTC',
+                'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"')
+    FROM teams t WHERE t.id = p_team AND t.token_sha256 = p_token_sha256 AND t.revoked = 0;
+    GET DIAGNOSTICS made = ROW_COUNT;
+    RETURN made = 1;
+END $$;
+
+CREATE OR REPLACE FUNCTION session_team(p_id_sha256 TEXT, OUT id BIGINT, OUT name TEXT)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+SELECT t.id, t.name FROM sessions s
+JOIN teams t ON t.id = s.team AND t.token_sha256 = s.token_sha256
+WHERE s.id_sha256 = p_id_sha256 AND s.expires_at::timestamptz > scorer_now()::timestamptz
+    AND t.revoked = 0 $$;
+
+CREATE OR REPLACE FUNCTION close_session(p_id_sha256 TEXT) RETURNS VOID
+LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+DELETE FROM sessions WHERE id_sha256 = p_id_sha256 $$;
+
 ALTER TABLE files ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS shared ON files;
 CREATE POLICY shared ON files FOR SELECT
@@ -179,12 +209,17 @@ CREATE POLICY incoming ON files FOR INSERT WITH CHECK (name LIKE 'incoming/%');
 
 #: The functions a web role executes; every other role but the owner none of them.
 WEB_FUNCTIONS = (
-    "accept_upload(BIGINT, TEXT, BIGINT, TEXT, TEXT, TEXT)",
+    "accept_upload(BIGINT, TEXT, BIGINT, TEXT, TEXT, TEXT, TEXT, TEXT)",
     "refuse_upload(BIGINT, TEXT)",
     "set_picks(BIGINT, BIGINT[])",
     "add_team(TEXT, TEXT, TEXT)",
     "reveal()",
     "set_settings(TEXT, TEXT, TEXT)",
+    # a team's page: the web role opens, finds and ends a session by its id's hash, and
+    # reads no row of `sessions` itself
+    "open_session(TEXT, BIGINT, TEXT, DOUBLE PRECISION)",
+    "session_team(TEXT)",
+    "close_session(TEXT)",
 )
 
 #: The functions of an older scorer whose arguments changed: dropped when its store is

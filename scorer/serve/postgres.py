@@ -20,7 +20,7 @@ import secrets
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -31,7 +31,15 @@ from scorer.leaderboard.names import same_team
 from scorer.serve.pgrules import FUNCTIONS, REPLACED, REVOKED, WEB_FUNCTIONS
 from scorer.serve.sql import SqlStore
 from scorer.serve.sqlcore import Connection, Cursor, NotAllowed, StoreUnavailable
-from scorer.serve.store import Limits, Received, picks_refused, tables, upload_name, utc
+from scorer.serve.store import (
+    Limits,
+    Received,
+    Team,
+    picks_refused,
+    tables,
+    upload_name,
+    utc,
+)
 
 #: The advisory lock held while the schema is made: two processes starting together would
 #: otherwise race on `CREATE ... IF NOT EXISTS`.
@@ -221,13 +229,15 @@ class PostgresStore(SqlStore):
             self._keep(db, incoming, received.source)
         ident, refused, at = self._run(
             db,
-            "SELECT * FROM accept_upload(?, ?, ?, ?, ?, ?)",
+            "SELECT * FROM accept_upload(?, ?, ?, ?, ?, ?, ?, ?)",
             team,
             received.sha256,
             received.size,
             received.path,
             received.suffix,
             incoming,
+            received.filename,
+            received.description,
         ).fetchone()
         when = datetime.fromisoformat(at) if at else self.clock()
         return (None if ident is None else int(ident)), refused, when
@@ -270,6 +280,32 @@ class PostgresStore(SqlStore):
             self._clocked(db)
             (when,) = self._run(db, "SELECT reveal()").fetchone()
         return str(when)
+
+    def open_session(
+        self, team: int, id_sha256: str, token_sha256: str, lifetime: timedelta
+    ) -> bool:
+        """`Sessions.open_session`, by the database's function (`pgrules.open_session`)."""
+        with self._write() as db:
+            self._clocked(db)
+            (made,) = self._run(
+                db,
+                "SELECT open_session(?, ?, ?, ?)",
+                id_sha256,
+                team,
+                token_sha256,
+                lifetime.total_seconds(),
+            ).fetchone()
+        return bool(made)
+
+    def session_team(self, id_sha256: str) -> Team | None:
+        with self._write() as db:  # the tests' clock is a transaction's
+            self._clocked(db)
+            row = self._run(db, "SELECT * FROM session_team(?)", id_sha256).fetchone()
+        return None if row is None or row[0] is None else Team(int(row[0]), str(row[1]))
+
+    def close_session(self, id_sha256: str) -> None:
+        with self._write() as db:
+            self._run(db, "SELECT close_session(?)", id_sha256)
 
     def upload_file(self, submission: int, path: str, sha256: str, scratch: Path) -> Path:
         """A copy of an upload's file in `scratch`, under the name its team gave it, whose

@@ -230,8 +230,9 @@ class Server:
     def refused(self, team: Team, why: str) -> None:
         self.store.refuse_upload(team.id, why)
 
-    def accept(self, team: Team, upload: Upload) -> tuple[int, Quota]:
-        """Record an upload whose body is whole and on disk, dated now: the end, the reveal
+    def accept(self, team: Team, upload: Upload, description: str = "") -> tuple[int, Quota]:
+        """Record an upload whose body is whole and on disk, dated now, with the name it was
+        sent as and its `description` (checked: `notes.description`): the end, the reveal
         and the limits are judged in the transaction that accepts it, and an upload they
         refuse is removed, kept nowhere and counted nowhere. A store that holds the files
         takes its bytes in the same transaction, and the folder keeps no copy."""
@@ -244,6 +245,8 @@ class Server:
                 upload.path,
                 upload.suffix,
                 source=self.folder / upload.path if held else None,
+                filename=upload.filename,
+                description=description,
             )
         finally:
             if held:

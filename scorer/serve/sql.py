@@ -19,6 +19,7 @@ from scorer.leaderboard.schema import Status as Judged
 from scorer.leaderboard.store import Record
 from scorer.serve.queue import Queue
 from scorer.serve.sqlcore import Connection, Cursor
+from scorer.serve.sqlsessions import Sessions
 from scorer.serve.sqlteams import TeamStore
 from scorer.serve.store import (
     Counted,
@@ -36,7 +37,7 @@ from scorer.serve.store import (
 
 _ENTRY = (
     "SELECT s.id, t.name, s.submitted_at, s.sha256, s.size, s.path, s.suffix, s.status,"
-    " v.public, v.error, p.submission IS NOT NULL, s.counted"
+    " v.public, v.error, p.submission IS NOT NULL, s.counted, s.filename, s.description"
     " FROM submissions s JOIN teams t ON t.id = s.team"
     " LEFT JOIN verdicts v ON v.submission = s.id"
     " LEFT JOIN picks p ON p.submission = s.id"
@@ -53,7 +54,7 @@ ON_BOARD = (
 CHANGES = ("verdict", "picks", "reveal", "settings", "frozen")
 
 
-class SqlStore(Queue, TeamStore):
+class SqlStore(Queue, TeamStore, Sessions):
     """The store every part of a server asks (the web app, the worker, the commands): each
     method is one transaction."""
 
@@ -149,13 +150,17 @@ class SqlStore(Queue, TeamStore):
         path: str,
         suffix: str = "",
         source: Path | None = None,
+        *,
+        filename: str = "",
+        description: str = "",
     ) -> Decision:
         """Count and record an upload whose body is whole and on disk, unless the competition
         is closed or a limit is reached; a store that `HOLDS_FILES` keeps its bytes
         (`source`) in the same transaction. Its time is taken in the transaction, with the
         team's row held: the end, the reveal and the limits are judged at that moment, and
-        a refusal rolls back whatever the transaction wrote."""
-        received = Received(sha256, size, path, suffix, source)
+        a refusal rolls back whatever the transaction wrote. `filename` and `description`:
+        the name it was uploaded as and its team's words for it, kept with it."""
+        received = Received(sha256, size, path, suffix, source, filename, description)
         try:
             with self._write() as db:
                 ident, refused, now = self._admit(db, team, received)
@@ -183,13 +188,16 @@ class SqlStore(Queue, TeamStore):
         (ident,) = self._run(
             db,
             "INSERT INTO submissions (team, submitted_at, sha256, size, path, suffix,"
-            " status, counted) VALUES (?, ?, ?, ?, ?, ?, 'queued', 'daily') RETURNING id",
+            " status, counted, filename, description)"
+            " VALUES (?, ?, ?, ?, ?, ?, 'queued', 'daily', ?, ?) RETURNING id",
             team,
             now.isoformat(),
             received.sha256,
             received.size,
             received.path,
             received.suffix,
+            received.filename,
+            received.description,
         ).fetchone()
         if received.source is not None:
             self._keep(db, upload_name(int(ident)), received.source)
@@ -306,7 +314,8 @@ class SqlStore(Queue, TeamStore):
 
     @staticmethod
     def _entry(row: tuple[Any, ...]) -> Entry:
-        ident, team, when, sha, size, path, suffix, status, score, report, selected, counted = row
+        (ident, team, when, sha, size, path, suffix, status) = row[:8]
+        score, report, selected, counted, filename, description = row[8:]
         return Entry(
             id=int(ident),
             team=str(team),
@@ -320,6 +329,8 @@ class SqlStore(Queue, TeamStore):
             report=None if report is None else json.loads(report),
             selected=bool(selected),
             counted=None if counted is None else Counted(counted),
+            filename=str(filename),
+            description=str(description),
         )
 
     def entry(self, id: int) -> Entry | None:

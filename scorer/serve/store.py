@@ -151,13 +151,16 @@ class Decision:
 class Received:
     """An upload whose body is whole and on disk, as the store records it: the sha256 and
     size of its bytes, its path in the server's folder, the suffix it is read by, and its
-    file, for a store that keeps the bytes (`source`)."""
+    file, for a store that keeps the bytes (`source`), the name it was uploaded as and its
+    description."""
 
     sha256: str
     size: int
     path: str
     suffix: str = ""
     source: Path | None = None
+    filename: str = ""
+    description: str = ""
 
 
 class Refused(Exception):
@@ -196,7 +199,9 @@ class Rekeyed:
 @dataclass(frozen=True)
 class Entry:
     """One submission as the store holds it. `path`: the file, relative to the server's
-    folder; `name`: what the boards and reports call it (`submissions/<id><suffix>`)."""
+    folder; `name`: what the boards and reports call it (`submissions/<id><suffix>`);
+    `filename`: the name it was uploaded as, and `description`: its team's words for it,
+    both data to show (`notes`)."""
 
     id: int
     team: str
@@ -210,6 +215,8 @@ class Entry:
     report: dict[str, Any] | None
     selected: bool
     counted: Counted | None
+    filename: str = ""
+    description: str = ""
 
     @property
     def name(self) -> str:
@@ -281,7 +288,11 @@ def tables(identity: str, blob: str) -> str:
     Unicode forms folded), unique, so that the database itself refuses a second spelling of
     a team, however many processes add teams at once. It is written by the store's code
     (PostgreSQL has no Unicode case folding); a store made before it gets it from
-    `SqlStore._key_teams`."""
+    `SqlStore._key_teams`.
+
+    A team's page is opened by a row of `sessions`: the session id's SHA-256 (as tokens are
+    kept), its team, the token hash it was opened with (a token replaced or revoked ends it at
+    once) and when it expires."""
     return f"""
 CREATE TABLE IF NOT EXISTS teams (
     id {identity}, name TEXT NOT NULL UNIQUE,
@@ -291,7 +302,8 @@ CREATE TABLE IF NOT EXISTS submissions (
     id {identity}, team BIGINT NOT NULL REFERENCES teams(id),
     submitted_at TEXT NOT NULL, sha256 TEXT NOT NULL, size BIGINT NOT NULL,
     path TEXT NOT NULL, suffix TEXT NOT NULL, status TEXT NOT NULL,
-    counted TEXT, finished_at TEXT, claim TEXT, lease_until TEXT);
+    counted TEXT, finished_at TEXT, claim TEXT, lease_until TEXT,
+    filename TEXT NOT NULL DEFAULT '', description TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS submissions_team ON submissions(team, submitted_at);
 CREATE INDEX IF NOT EXISTS submissions_status ON submissions(status, id);
 CREATE INDEX IF NOT EXISTS submissions_queue ON submissions(status, team, id);
@@ -314,6 +326,10 @@ CREATE TABLE IF NOT EXISTS boards (
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS audit (
     id {identity}, at TEXT NOT NULL, event TEXT NOT NULL, detail TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    id_sha256 TEXT PRIMARY KEY, team BIGINT NOT NULL REFERENCES teams(id),
+    token_sha256 TEXT NOT NULL, expires_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS sessions_expiry ON sessions(expires_at);
 CREATE TABLE IF NOT EXISTS refusals (
     team BIGINT NOT NULL, reason TEXT NOT NULL, minute TEXT NOT NULL,
     count BIGINT NOT NULL, PRIMARY KEY (team, reason, minute));

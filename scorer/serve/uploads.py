@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 from anyio import to_thread
 from python_multipart.multipart import MultipartParser, parse_options_header
 
+from scorer.serve import notes
+
 if TYPE_CHECKING:
     from python_multipart.multipart import MultipartCallbacks
 
@@ -53,13 +55,15 @@ class UploadError(Exception):
 
 @dataclass(frozen=True)
 class Upload:
-    """A file on disk: `path` relative to the server's folder."""
+    """A file on disk: `path` relative to the server's folder; `filename`: the name it was
+    sent as (`notes.filename`)."""
 
     path: str
     suffix: str
     sha256: str
     size: int
     fields: dict[str, str] = field(default_factory=dict)
+    filename: str = ""
 
 
 def suffix_of(filename: str) -> str:
@@ -114,7 +118,8 @@ async def receive(
         await to_thread.run_sync(state.finish, parser)
         fields = {k: v.decode("utf-8", "replace") for k, v in state.fields.items()}
         path = f"{uploads}/{home.name}/{state.target.name}"
-        return Upload(path, state.suffix, state.hashed.hexdigest(), state.size, fields)
+        sent = notes.filename(state.given)
+        return Upload(path, state.suffix, state.hashed.hexdigest(), state.size, fields, sent)
     except BaseException as exc:
         state.discard()
         if isinstance(exc, UploadError):
@@ -156,6 +161,7 @@ class _Part:
         self.home, self.most, self.admit = home, most, admit
         self.target = home / "submission"
         self.suffix = ""
+        self.given = ""
         self.handle: BufferedWriter | None = None
         self.hashed = hashlib.sha256()
         self.size = 0
@@ -225,6 +231,7 @@ class _Part:
             self.error = UploadError(400, "no_file_name", "the file part has no file name")
             return
         self._is_file = True
+        self.given = given
         name = stored_name(given)
         self.target, self.suffix = self.home / name, suffix_of(name)
         fd = os.open(self.target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

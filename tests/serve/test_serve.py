@@ -476,3 +476,59 @@ def test_an_upload_whose_bytes_changed_in_the_database_is_not_judged(
         db.execute("UPDATE files SET data = 'x'::bytea WHERE name LIKE 'submissions/%'")
     with pytest.raises(Tampered, match="not those it was accepted with"):
         postgresql.upload_file(decision.id, "u/x/a.csv", sha, tmp_path)
+
+
+def test_an_upload_keeps_the_name_it_was_sent_as_and_its_description(opens: Opens) -> None:
+    store, team = store_with_team(opens, Limits())
+    sent = accept(
+        store,
+        team,
+        NOW,
+        "a" * 64,
+        1,
+        "u/x/submission.csv",
+        filename="my <b>run</b>.csv",
+        description="tuned k; same as #3 but 2× the epochs",
+    )
+    plain = accept(store, team, NOW, "b" * 64, 1, "u/y/b.csv")
+    assert sent.id is not None and plain.id is not None
+    kept, bare = store.entry(sent.id), store.entry(plain.id)
+    assert kept is not None and bare is not None
+    assert (kept.filename, kept.description) == (
+        "my <b>run</b>.csv",
+        "tuned k; same as #3 but 2× the epochs",
+    )
+    assert (bare.filename, bare.description) == ("", "")
+    assert [e.description for e in store.entries(team)] == [kept.description, ""]
+
+
+def test_a_session_opens_the_team_s_page_until_it_expires_or_its_token_changes(
+    opens: Opens,
+) -> None:
+    store = opens(Limits())
+    token = new_token()
+    team = store.add_team("alpha", digest(token))
+    store.clock = lambda: NOW
+    hours = timedelta(hours=12)
+    assert store.open_session(team, "s1", digest(token), hours)
+    assert not store.open_session(team, "s2", digest(new_token()), hours)  # not its token
+    found = store.session_team("s1")
+    assert found is not None and (found.id, found.name) == (team, "alpha")
+    assert store.session_team("s2") is None and store.session_team("nothing") is None
+    store.clock = lambda: NOW + hours  # expired
+    assert store.session_team("s1") is None
+    assert store.open_session(team, "s3", digest(token), hours)
+    store.close_session("s3")  # logged out
+    assert store.session_team("s3") is None
+    # a token replaced: the sessions opened under the old one end at once
+    assert store.open_session(team, "s4", digest(token), hours)
+    with store._write() as db:
+        store._run(db, "UPDATE teams SET token_sha256 = ? WHERE id = ?", digest("new"), team)
+    assert store.session_team("s4") is None
+    assert store.open_session(team, "s5", digest("new"), hours)
+    assert store.session_team("s5") is not None
+    # revoked: ended too, and its token is known as a revoked one
+    assert not store.revoked(digest("new"))
+    assert store.revoke_team("alpha", NOW)
+    assert store.session_team("s5") is None and store.revoked(digest("new"))
+    assert not store.open_session(team, "s6", digest("new"), hours)

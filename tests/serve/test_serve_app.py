@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
 from support.serve_live import SAMPLE, SOLUTION
 
-from scorer.serve import settings, site
+from scorer.serve import pages, settings, site
 from scorer.serve.app import HEADERS, build
 from scorer.serve.server import Server
 from scorer.serve.sqlcore import StoreUnavailable
@@ -27,6 +28,9 @@ def made(tmp_path: Path) -> tuple[Server, str]:
     site.init(folder, SOLUTION, settings=site.Settings(title="t"))
     token = site.add_team(folder, "alpha")
     return Server(folder, max_upload=SAMPLE.stat().st_size + 10), token
+
+
+T = TypeVar("T")
 
 
 def ask(server: Server, method: str, url: str, **options: Any) -> httpx.Response:
@@ -246,49 +250,254 @@ def test_a_length_given_twice_is_refused(made: tuple[Server, str]) -> None:
     assert json.loads(sent[1]["body"])["error"]["code"] == "bad_request"
 
 
+def browse(
+    server: Server, steps: Callable[[httpx.AsyncClient], Awaitable[T]], base: str = "http://test"
+) -> T:
+    """`steps` in one browser-like client of the app: it keeps cookies, and sends the
+    server's own `Origin` with every request, as a page of the server's does."""
+    app = build(server.folder, server, start=False)
+
+    async def go() -> T:
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(
+            transport=transport, base_url=base, headers={"Origin": base}
+        ) as client:
+            return await steps(client)
+
+    return asyncio.run(go())
+
+
+def test_a_pasted_token_is_trimmed_and_logs_in_with_a_strict_cookie(
+    made: tuple[Server, str],
+) -> None:
+    server, token = made
+
+    async def steps(page: httpx.AsyncClient) -> tuple[httpx.Response, httpx.Response]:
+        return await page.post("/login", data={"token": f"  {token}\r\n"}), await page.get("/team")
+
+    login, team = browse(server, steps)
+    assert (login.status_code, login.headers["location"]) == (303, "/team")
+    cookie = login.headers["set-cookie"]
+    assert {"HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=43200"} <= set(cookie.split("; "))
+    assert "Secure" not in cookie  # plain http://: a browser would not send it back
+    assert team.status_code == 200 and "Team <bdi>alpha</bdi>" in team.text
+    secure, _ = browse(server, steps, "https://test")  # HTTPS, or a proxy's X-Forwarded-Proto
+    assert "Secure" in secure.headers["set-cookie"].split("; ")
+
+
+def test_a_wrong_revoked_or_replaced_token_is_told_so_in_plain_words(
+    made: tuple[Server, str],
+) -> None:
+    server, token = made
+    other = site.add_team(server.folder, "beta")
+
+    async def log_in(page: httpx.AsyncClient, given: str) -> httpx.Response:
+        return await page.post("/login", data={"token": given})
+
+    async def steps(page: httpx.AsyncClient) -> list[httpx.Response]:
+        wrong = await log_in(page, "x" * 43)
+        assert (await log_in(page, token)).status_code == 303
+        before = await page.get("/team")
+        with server.store._write() as db:  # the token replaced (`serve team token`)
+            server.store._run(db, "UPDATE teams SET token_sha256 = 'new' WHERE name = 'alpha'")
+        after = await page.get("/team")
+        replaced = await log_in(page, token)
+        assert (await log_in(page, other)).status_code == 303
+        server.store.revoke_team("beta", datetime.now(UTC))
+        ended = await page.get("/team")
+        revoked = await log_in(page, other)
+        return [wrong, before, after, replaced, ended, revoked]
+
+    wrong, before, after, replaced, ended, revoked = browse(server, steps)
+    assert wrong.status_code == replaced.status_code == 401
+    assert (
+        "This token is not a team&#x27;s token." in wrong.text and 'action="/login"' in wrong.text
+    )
+    assert "This token is not a team&#x27;s token." in replaced.text
+    assert before.status_code == 200 and "alpha" in before.text
+    assert (after.status_code, after.headers["location"]) == (303, "/login")  # ended at once
+    assert (ended.status_code, ended.headers["location"]) == (303, "/login")
+    assert revoked.status_code == 403
+    assert "This team&#x27;s token was revoked; ask the organiser." in revoked.text
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "http://evil.example"},
+        {"Origin": "null"},
+        {"Origin": "https://test"},  # another scheme is another origin
+        {"Origin": "", "Referer": "http://evil.example/page"},
+    ],
+    ids=["another-site", "null", "https", "referer-of-another-site"],
+)
+def test_a_form_posted_from_another_origin_is_refused(
+    made: tuple[Server, str], headers: dict[str, str]
+) -> None:
+    server, token = made
+    sample = {"file": ("a.csv", SAMPLE.read_bytes())}
+
+    async def steps(page: httpx.AsyncClient) -> list[httpx.Response]:
+        assert (await page.post("/login", data={"token": token})).status_code == 303
+        forged = {k: v for k, v in headers.items() if v}
+        if "Origin" not in forged:
+            page.headers.pop("Origin")
+        return [
+            await page.post("/login", data={"token": token}, headers=forged),
+            await page.post("/upload", files=sample, headers=forged),
+            await page.post("/team/picks", data={"ids": "1"}, headers=forged),
+            await page.post("/logout", headers=forged),
+            await page.get("/team"),  # still logged in: the logout was refused
+        ]
+
+    *refused, team = browse(server, steps)
+    for answer in refused:
+        assert answer.status_code == 403
+        assert "not sent from this server&#x27;s own page" in answer.text
+    assert team.status_code == 200 and server.store.entries() == []
+
+
+def test_a_referer_of_the_server_s_own_stands_for_a_missing_origin(
+    made: tuple[Server, str],
+) -> None:
+    server, token = made
+
+    async def steps(page: httpx.AsyncClient) -> list[httpx.Response]:
+        page.headers.pop("Origin")
+        bare = await page.post("/login", data={"token": token})
+        own = {"Referer": "http://test/login"}
+        return [bare, await page.post("/login", data={"token": token}, headers=own)]
+
+    bare, own = browse(server, steps)
+    assert bare.status_code == 403 and own.status_code == 303
+
+
+def test_the_page_posts_answer_with_a_303_to_a_get_page(made: tuple[Server, str]) -> None:
+    server, token = made
+    files = {"file": ("my run.csv", SAMPLE.read_bytes())}
+
+    async def steps(page: httpx.AsyncClient) -> list[httpx.Response]:
+        anonymous = [await page.get("/team"), await page.post("/upload", files=files)]
+        await page.post("/login", data={"token": token})
+        sent = await page.post("/upload", files=files, data={"description": "<i>first</i>"})
+        picked = await page.post("/team/picks", data={})
+        out = await page.post("/logout")
+        after = await page.get("/team")
+        return [*anonymous, sent, picked, out, after]
+
+    server_wait = pages.WAIT
+    pages.WAIT = 0.0  # no worker here: the submission's page shows it queued at once
+    try:
+        team, upload, sent, picked, out, after = browse(server, steps)
+    finally:
+        pages.WAIT = server_wait
+    assert (team.status_code, team.headers["location"]) == (303, "/login")
+    assert upload.status_code == 401 and server.store.entries()[0].filename == "my run.csv"
+    assert (sent.status_code, sent.headers["location"]) == (303, "/team/submissions/1")
+    assert (picked.status_code, picked.headers["location"]) == (303, "/team")
+    assert (out.status_code, out.headers["location"]) == (303, "/login")
+    assert "Max-Age=0" in out.headers["set-cookie"]
+    assert (after.status_code, after.headers["location"]) == (303, "/login")
+    (entry,) = server.store.entries()
+    assert (entry.filename, entry.description) == ("my run.csv", "<i>first</i>")
+
+
 def test_the_fields_of_a_body_are_capped_in_all_on_every_route(made: tuple[Server, str]) -> None:
     """No number of fields or headers, however small each, grows the server's memory: past
-    64 KB in all the body is refused, whoever sends it (no token needed to try)."""
+    64 KB in all the body is refused, whoever sends it."""
     server, token = made
     part = b'--b\r\nContent-Disposition: form-data; name="f%d"\r\n\r\n' + b"v" * 1000 + b"\r\n"
     body = b"".join(part % n for n in range(100)) + b"--b--\r\n"
     form = {"Content-Type": "multipart/form-data; boundary=b"}
-    answer = ask(server, "POST", "/upload", content=body, headers=form)
-    assert answer.status_code == 413 and "fields are over 65,536 bytes" in answer.text
+
+    async def steps(page: httpx.AsyncClient) -> list[httpx.Response]:
+        urlencoded = {"Content-Type": "application/x-www-form-urlencoded"}
+        big = await page.post("/login", content=b"token=" + b"t" * (1 << 20), headers=urlencoded)
+        await page.post("/login", data={"token": token})
+        return [big, await page.post("/upload", content=body, headers=form)]
+
+    big, upload = browse(server, steps)
+    assert big.status_code == 413
+    assert upload.status_code == 413 and "fields are over 65,536 bytes" in upload.text
     answer = ask(server, "POST", "/api/v1/submissions", content=body, headers=form | bearer(token))
     assert (answer.status_code, answer.json()["error"]["code"]) == (413, "fields_too_large")
-    urlencoded = {"Content-Type": "application/x-www-form-urlencoded"}
-    big = b"token=" + b"t" * (1 << 20)
-    assert ask(server, "POST", "/team", content=big, headers=urlencoded).status_code == 413
     picks = ask(server, "PUT", "/api/v1/picks", content=b"[" * (1 << 20), headers=bearer(token))
     assert (picks.status_code, picks.json()["error"]["code"]) == (413, "too_large")
     assert list((server.folder / "uploads").iterdir()) == []
 
 
-def test_a_pasted_token_is_trimmed(made: tuple[Server, str]) -> None:
-    server, token = made
-    answer = ask(server, "POST", "/team", data={"token": f"  {token}\r\n"})
-    assert answer.status_code == 200 and "Team <bdi>alpha</bdi>" in answer.text
-
-
 def test_a_body_too_large_through_the_page_is_refused_and_counted_as_through_the_api(
     made: tuple[Server, str],
 ) -> None:
-    """The form's token comes before its file: the body is refused as soon as its team is
-    known, and counted among that team's refusals, as the API's is."""
+    """The page's team is its session's: a body past the cap is refused before it is read,
+    and counted among that team's refusals, as the API's is."""
     server, token = made
     body = (
-        b'--b\r\nContent-Disposition: form-data; name="token"\r\n\r\n'
-        + token.encode()
-        + b'\r\n--b\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\n'
+        b'--b\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\n'
         + b"x" * 100
         + b"\r\n--b--\r\n"
     )
     forged = {"Content-Type": "multipart/form-data; boundary=b", "Content-Length": str(1 << 40)}
-    page = ask(server, "POST", "/upload", content=body, headers=forged)
+
+    async def steps(page: httpx.AsyncClient) -> httpx.Response:
+        await page.post("/login", data={"token": token})
+        return await page.post("/upload", content=body, headers=forged)
+
+    page = browse(server, steps)
     assert page.status_code == 413 and "the server&#x27;s cap" in page.text
     api = ask(server, "POST", "/api/v1/submissions", content=body, headers=forged | bearer(token))
     assert (api.status_code, api.json()["error"]["code"]) == (413, "too_large")
     refused = [(r["team"], r["reason"], r["count"]) for r in server.store.refusals()]
     assert refused == [("alpha", "too_large", 2)]
     assert list((server.folder / "uploads").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("words", "code"),
+    [
+        ("x" * 201, "description_too_long"),
+        ("é" * 201, "description_too_long"),  # characters, not bytes
+        ("red\x1b[31m", "bad_description"),
+        ("two\nlines", "bad_description"),
+        ("abc\u202etxt.exe", "bad_description"),
+    ],
+    ids=["long", "long-accents", "escape", "newline", "bidi-override"],
+)
+def test_a_description_too_long_or_with_control_characters_is_refused_and_counted_nowhere(
+    made: tuple[Server, str], words: str, code: str
+) -> None:
+    server, token = made
+    files = {"file": ("a.csv", SAMPLE.read_bytes())}
+    data = {"description": words}
+    answer = ask(
+        server, "POST", "/api/v1/submissions", files=files, data=data, headers=bearer(token)
+    )
+    assert (answer.status_code, answer.json()["error"]["code"]) == (400, code)
+    assert server.store.entries() == [] and server.store.refusals() == []
+    assert list((server.folder / "uploads").iterdir()) == []
+
+
+def test_a_description_and_the_name_sent_are_kept_and_given_back_as_data(
+    made: tuple[Server, str],
+) -> None:
+    server, token = made
+    files = {"file": ("<b>run<i>\u202e.csv", SAMPLE.read_bytes())}
+    words = "  " + "é" * 199 + "&  "  # 200 characters once trimmed
+    data = {"description": words}
+    sent = ask(server, "POST", "/api/v1/submissions", files=files, data=data, headers=bearer(token))
+    assert sent.status_code == 202, sent.text
+    listed = ask(server, "GET", "/api/v1/submissions", headers=bearer(token)).json()
+    one = ask(server, "GET", "/api/v1/submissions/1", headers=bearer(token)).json()
+    for shown in (listed["submissions"][0], one):
+        assert (shown["filename"], shown["description"]) == (
+            "<b>run<i>\\u202e.csv",  # an invisible character written as its escape
+            words.strip(),
+        )
+
+    async def steps(page: httpx.AsyncClient) -> httpx.Response:
+        await page.post("/login", data={"token": token})
+        return await page.get("/team")
+
+    team = browse(server, steps)
+    assert "&lt;b&gt;run&lt;i&gt;\\u202e.csv" in team.text and "<b>run" not in team.text
+    assert "é" * 199 + "&amp;" in team.text

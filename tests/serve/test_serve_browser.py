@@ -178,7 +178,8 @@ DEVTOOLS = [*FLAGS, "--remote-debugging-port=0", "--window-size=1280,800"]
 def page(served: Live) -> Iterator[DevTools]:
     """A browser's tab on the server's page."""
     assert BROWSER is not None
-    with tempfile.TemporaryDirectory(prefix="chromium-") as profile:
+    # a child of Chromium may still write to its profile as it ends: not an error of the page
+    with tempfile.TemporaryDirectory(prefix="chromium-", ignore_cleanup_errors=True) as profile:
         log = Path(profile) / "chromium.log"
         with log.open("wb") as sink:
             browser = subprocess.Popen(
@@ -210,22 +211,33 @@ def page(served: Live) -> Iterator[DevTools]:
                 browser.wait()
 
 
+def log_in(tab: DevTools, url: str, token: str) -> None:
+    """Log in through the login page, as a participant would: the token typed, the button
+    pressed, the team's page shown after the 303."""
+    tab.call("Page.navigate", url=f"{url}/login")
+    tab.wait_for("location.pathname === '/login' && document.readyState === 'complete'")
+    form = 'form[action="/login"]'
+    tab.evaluate(f"document.querySelector('{form} input[name=token]').value = {json.dumps(token)}")
+    tab.evaluate(f"document.querySelector('{form} button[type=submit]').click()")
+    tab.wait_for("location.pathname === '/team' && document.readyState === 'complete'")
+
+
 def upload_through_the_form(tab: DevTools, url: str, token: str, file: Path) -> str:
-    """Open the page, fill the upload form as a participant would (the token typed, the file
-    chosen) and press Upload; the HTML of the page that answers."""
-    tab.call("Page.navigate", url=f"{url}/")
-    tab.wait_for("location.pathname === '/' && document.readyState === 'complete'")
+    """Log in, fill the team page's upload form (the file chosen, a description typed) and
+    press Upload; the HTML of the submission's page the 303 leads to."""
+    log_in(tab, url, token)
     form = 'form[action="/upload"]'
     root = tab.call("DOM.getDocument")["root"]["nodeId"]
     node = tab.call("DOM.querySelector", nodeId=root, selector=f"{form} input[type=file]")
     tab.call("DOM.setFileInputFiles", files=[str(file)], nodeId=node["nodeId"])
     chosen = tab.evaluate(f"document.querySelector('{form} input[type=file]').files[0].name")
     assert chosen == file.name
-    tab.evaluate(f"document.querySelector('{form} input[name=token]').value = {json.dumps(token)}")
+    said = json.dumps(f"<i>{file.name}</i> from the browser")
+    tab.evaluate(f"document.querySelector('{form} input[name=description]').value = {said}")
     tab.evaluate(f"document.querySelector('{form} button[type=submit]').click()")
     tab.wait_for(
-        "location.pathname === '/upload' && document.readyState === 'complete' && "
-        "document.querySelector('.verdict') !== null"
+        "location.pathname.indexOf('/team/submissions/') === 0 && "
+        "document.readyState === 'complete' && document.querySelector('.verdict') !== null"
     )
     html: str = tab.evaluate("document.documentElement.outerHTML")
     return html
@@ -262,8 +274,52 @@ def test_a_file_uploaded_through_the_form_gets_its_verdict_on_the_page(
         assert expected.format(sample=f"{public_score('sample'):.6f}") in verdict[2]
     text = page.evaluate("document.body.innerText")
     assert "Form team" in text and "&#x27;" not in text and "&amp;" not in text
+    assert f"<i>{name.rsplit('/', 1)[-1]}</i> from the browser" in text  # as text, not markup
     found = measure(BROWSER, html, 500, 844, layout=390)  # the verdict's page on a phone
     assert found["width"] == 390 and found["outside"] == []
+
+
+def count_uploads(served: Live, team: str) -> int:
+    with served.client(team) as client:
+        return len(client.get("/submissions").json()["submissions"])
+
+
+def test_reloading_a_submission_s_page_uploads_nothing(served: Live, page: DevTools) -> None:
+    """The upload's answer is a 303 to its submission's page: a reload asks for that page
+    again, and the server gets no second upload."""
+    upload_through_the_form(
+        page, served.url, served.tokens["Form team"], DATA / "sample_submission.csv"
+    )
+    before = count_uploads(served, "Form team")
+    where = page.evaluate("location.pathname")
+    page.call("Page.reload")
+    page.wait_for(
+        f"location.pathname === {json.dumps(where)} && document.readyState === 'complete' && "
+        "document.querySelector('.verdict') !== null"
+    )
+    assert count_uploads(served, "Form team") == before
+
+
+@pytest.mark.parametrize(("width", "layout"), [(1280, None), (500, 390)], ids=["1280", "390"])
+def test_the_team_page_fits_a_window_and_a_phone(
+    served: Live, page: DevTools, width: int, layout: int | None
+) -> None:
+    """The team's page, with its submissions (names, descriptions, a rejection's report),
+    forms and table: nothing passes the window's edge but the table, in its scroller."""
+    assert BROWSER is not None
+    for name in ("sample_submission.csv", "broken/semicolons.csv"):
+        if count_uploads(served, "Form team") < 2:
+            upload_through_the_form(page, served.url, served.tokens["Form team"], DATA / name)
+    log_in(page, served.url, served.tokens["Form team"])
+    html: str = page.evaluate("document.documentElement.outerHTML")
+    assert "semicolons.csv" in html and "[bad_delimiter]" in html
+    found = measure(BROWSER, html, width, 800 if layout is None else 844, layout=layout)
+    edge = layout or width
+    assert found["width"] == edge
+    assert found["outside"] == []  # the forms, the header and the notes
+    assert all(right <= edge + 0.5 and overflow == "auto" for right, overflow in found["scrolls"])
+    if layout is None:
+        assert found["scrollWidth"] <= found["innerWidth"] and found["beyond"] == []
 
 
 @pytest.fixture(scope="module")

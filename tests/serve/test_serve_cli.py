@@ -213,6 +213,10 @@ WEB_ROLE_DENIED = (
     "INSERT INTO audit (at, event, detail) VALUES ('x', 'x', '{}')",
     "INSERT INTO refusals VALUES (1, 'x', 'x', 1)",
     "UPDATE boards SET json = ''",
+    "SELECT id_sha256 FROM sessions",  # sessions: through their functions only
+    "SELECT count(*) FROM sessions",
+    "INSERT INTO sessions VALUES ('x', 1, 'x', 'x')",
+    "DELETE FROM sessions",
 )
 
 
@@ -249,6 +253,12 @@ def test_a_web_role_serves_the_competition_and_never_reads_the_solution(
     team = organiser_store.add_team("alpha", digest("t"))
     kept = organiser_store.accept_upload(team, "a" * 64, 1, "uploads/x/a.csv", ".csv", SOLUTION)
     assert kept.id is not None
+    with psycopg.connect(web, autocommit=True) as db:  # a session: through its functions only
+        opened = db.execute("SELECT open_session('h', %s, %s, 60)", (team, digest("t")))
+        assert opened.fetchone() == (True,)
+        assert db.execute("SELECT * FROM session_team('h')").fetchone() == (team, "alpha")
+        db.execute("SELECT close_session('h')")
+        assert db.execute("SELECT * FROM session_team('h')").fetchone() == (None, None)
     with psycopg.connect(web, autocommit=True) as db:
         # another team's upload is not a row it can read; its own chunks it cannot read back
         assert db.execute("SELECT count(*) FROM files").fetchone() == (1,)  # the targets

@@ -84,13 +84,18 @@ def crawl(live: Live) -> tuple[dict[str, str], set[str]]:
             keep(who, "/api/v1/submissions", api.post("/submissions", content=b"x"))
             keep(who, "/api/v1/admin/teams", api.post("/admin/teams", json={"name": ""}))
             keep(who, "/api/v1/admin/reveal", api.get("/admin/reveal"))  # GET: not allowed
-        with httpx.Client(base_url=live.url, timeout=120) as page:
+        own = {"Origin": live.url}  # as the server's own pages post
+        with httpx.Client(base_url=live.url, timeout=120, headers=own) as page:
             token = live.tokens.get(who, live.admin)
             keep(who, "/", page.get("/"))
-            keep(who, "/team", page.post("/team", data={"token": token}))
-            keep(who, "/team/picks", page.post("/team/picks", data={"token": token}))
-            upload = page.post("/upload", data={"token": token}, files={"file": ("a", b"x")})
-            keep(who, "/upload", upload)
+            keep(who, "/login", page.get("/login"))
+            keep(who, "/login", page.post("/login", data={"token": token}))
+            keep(who, "/team", page.get("/team"))
+            for ident in range(1, 6):
+                keep(who, "/team/submissions/{id}", page.get(f"/team/submissions/{ident}"))
+            keep(who, "/team/picks", page.post("/team/picks", data={"ids": "1"}))
+            keep(who, "/upload", page.post("/upload", files={"file": ("a", b"x")}))
+            keep(who, "/logout", page.post("/logout"))
     return seen, visited
 
 

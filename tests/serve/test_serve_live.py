@@ -6,6 +6,7 @@ reveal."""
 
 from __future__ import annotations
 
+import csv
 import json
 import signal
 import socket
@@ -287,8 +288,9 @@ def test_sigint_and_sigterm_stop_the_server_cleanly(live: Live, sig: int) -> Non
 def test_the_export_rescored_gives_the_server_s_boards_to_the_bit(
     live: Live, tmp_path: Path
 ) -> None:
+    said = {SAMPLE: 'the sample, "as is"', POPULAR: "=popular+1"}  # a comma, quotes, a formula
     for team, path in [("alpha", SAMPLE), ("alpha", POPULAR), ("beta", POPULAR), ("beta", BROKEN)]:
-        live.scored(team, path)
+        live.scored(team, path, said.get(path, "") if team == "alpha" else "")
     with live.client("alpha") as alpha:
         mine = alpha.get("/submissions").json()["submissions"]
         popular = next(s["id"] for s in mine if s["public_score"] == PUBLIC[POPULAR])
@@ -312,6 +314,13 @@ def test_the_export_rescored_gives_the_server_s_boards_to_the_bit(
         check=False,
     )
     assert scored.returncode == 0, scored.stderr  # the broken file is a rejection, not a failure
+    with (out / "manifest.csv").open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["description"] for r in rows if r["team"] == "alpha"] == [
+        'the sample, "as is"',
+        "'=popular+1",  # shown by a spreadsheet as text
+    ]
+    assert [r["description"] for r in rows if r["team"] == "beta"] == ["", ""]
     shown = scorer("leaderboard", "show", "--db", db, "--phase", "final", "--format", "json")
     rescored = json.loads(shown.stdout)
     for key in ("public", "private", "unranked", "confidence", "metric", "competition"):
@@ -331,6 +340,23 @@ def test_scorer_submit_checks_first_then_prints_the_verdict(live: Live) -> None:
     assert wrong.returncode == 2 and "401 unauthorized" in wrong.stderr
     with live.client("alpha") as alpha:  # the rejected file was never uploaded
         assert len(alpha.get("/submissions").json()["submissions"]) == 2
+
+
+def test_scorer_submit_keeps_its_message_and_refuses_a_bad_one_before_sending(
+    live: Live,
+) -> None:
+    token = live.tokens["beta"]
+    sent = ["submit", SAMPLE, "--server", live.url, "--token", token]
+    long = scorer(*sent, "--message", "x" * 201, check=False)
+    escape = scorer(*sent, "--message", "red \x1b[31m", check=False)
+    assert long.returncode == escape.returncode == 2
+    assert "--message: the description has 201 characters; at most 200" in long.stderr
+    assert "\x1b" not in escape.stderr and "--message: the description holds" in escape.stderr
+    done = scorer(*sent, "--message", "  first try: the sample  ", "--json")
+    assert json.loads(done.stdout)["submission"]["description"] == "first try: the sample"
+    with live.client("beta") as beta:
+        (only,) = beta.get("/submissions").json()["submissions"]
+    assert (only["filename"], only["description"]) == (SAMPLE.name, "first try: the sample")
 
 
 def test_the_admin_adds_teams_and_reads_every_submission_and_the_audit(live: Live) -> None:
@@ -354,32 +380,45 @@ def test_the_admin_adds_teams_and_reads_every_submission_and_the_audit(live: Liv
     assert {"team_added", "upload", "verdict"} <= {a["event"] for a in audit}
 
 
-def test_the_page_s_form_uploads_and_shows_the_verdict(live: Live) -> None:
+def test_the_team_page_uploads_and_shows_the_verdict(live: Live) -> None:
     token = live.tokens["alpha"]
-    with httpx.Client(base_url=live.url, timeout=120) as page:
+    own = {"Origin": live.url}  # as the server's own pages post
+    with httpx.Client(base_url=live.url, timeout=120, headers=own) as page:
         home = page.get("/")
-        sent = page.post(
-            "/upload", data={"token": token}, files={"file": ("sample.csv", SAMPLE.read_bytes())}
-        )
-        broken = page.post(
-            "/upload", data={"token": token}, files={"file": ("semi.csv", BROKEN.read_bytes())}
-        )
-    assert "resets at 00:00 UTC" in home.text and 'action="/upload"' in home.text
+        login = page.post("/login", data={"token": token})
+        sample = {"file": ("sample.csv", SAMPLE.read_bytes())}
+        sent = page.post("/upload", files=sample, data={"description": "the sample"})
+        verdict = page.get(sent.headers["location"])
+        again = page.get(sent.headers["location"])  # a reload: nothing is uploaded
+        semi = {"file": ("semi.csv", BROKEN.read_bytes())}
+        broken = page.get(page.post("/upload", files=semi).headers["location"])
+        team = page.get("/team")
+    assert 'href="/team"' in home.text
     assert home.headers["content-security-policy"].startswith("default-src 'none'")
     assert home.headers["x-frame-options"] == "DENY"
-    assert "Submission 1: scored" in sent.text and f"{PUBLIC[SAMPLE]:.6f}" in sent.text
+    assert (login.status_code, sent.status_code) == (303, 303)
+    assert sent.headers["location"] == "/team/submissions/1"
+    for shown in (verdict, again):
+        assert "Submission 1: scored" in shown.text and f"{PUBLIC[SAMPLE]:.6f}" in shown.text
     assert "Submission 2: rejected" in broken.text
     assert "semi.csv: line 1: the columns are separated by &#x27;;&#x27;" in broken.text
+    # the team page: names, descriptions, statuses, scores and the saved report
+    assert "resets at 00:00 UTC" not in team.text and 'action="/upload"' in team.text
+    for words in ("sample.csv", "the sample", "semi.csv", "scored", "rejected", "[bad_delimiter]"):
+        assert words in team.text
+    with live.client("alpha") as alpha:
+        assert len(alpha.get("/submissions").json()["submissions"]) == 2
 
 
-def test_the_page_s_form_checks_the_token_before_it_keeps_a_byte(live: Live) -> None:
-    with httpx.Client(base_url=live.url, timeout=120) as page:
-        wrong = page.post(
-            "/upload", data={"token": "x" * 43}, files={"file": ("a.csv", SAMPLE.read_bytes())}
-        )
-        missing = page.post("/upload", files={"file": ("a.csv", SAMPLE.read_bytes())})
-    assert wrong.status_code == missing.status_code == 401
-    assert "token" in wrong.text
+def test_the_team_page_needs_a_session_and_keeps_no_byte_without_one(live: Live) -> None:
+    own = {"Origin": live.url}
+    with httpx.Client(base_url=live.url, timeout=120, headers=own) as page:
+        wrong = page.post("/login", data={"token": "x" * 43})
+        upload = page.post("/upload", files={"file": ("a.csv", SAMPLE.read_bytes())})
+        team = page.get("/team")
+    assert wrong.status_code == upload.status_code == 401
+    assert "This token is not a team&#x27;s token." in wrong.text
+    assert (team.status_code, team.headers["location"]) == (303, "/login")
     assert list((live.folder / "uploads").iterdir()) == []
 
 

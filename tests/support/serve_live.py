@@ -105,10 +105,14 @@ class Live:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         return httpx.Client(base_url=f"{self.url}/api/v1", headers=headers, timeout=120)
 
-    def upload(self, team: str, path: Path, name: str | None = None) -> httpx.Response:
+    def upload(
+        self, team: str, path: Path, name: str | None = None, description: str = ""
+    ) -> httpx.Response:
         with self.client(team) as client:
             return client.post(
-                "/submissions", files={"file": (name or path.name, path.read_bytes())}
+                "/submissions",
+                files={"file": (name or path.name, path.read_bytes())},
+                data={"description": description} if description else None,
             )
 
     def verdict(self, team: str, ident: int, timeout: float = 120) -> dict[str, Any]:
@@ -121,8 +125,8 @@ class Live:
                     return found
                 time.sleep(0.1)
 
-    def scored(self, team: str, path: Path) -> dict[str, Any]:
-        answer = self.upload(team, path)
+    def scored(self, team: str, path: Path, description: str = "") -> dict[str, Any]:
+        answer = self.upload(team, path, description=description)
         assert answer.status_code == 202, answer.text
         return self.verdict(team, answer.json()["id"])
 
