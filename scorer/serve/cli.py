@@ -291,7 +291,8 @@ def settings_command(
         typer.echo(json.dumps(config.as_dict(made.settings, stage, made.changed, made.notes)))
         return
     _print_settings(made.settings, stage, made.notes)
-    typer.echo(f"Changed: {', '.join(made.changed)}" if made.changed else "Nothing changed.")
+    changed = ", ".join(key.replace("_", " ") for key in made.changed)
+    typer.echo(f"Changed: {changed}" if changed else "Nothing changed.")
 
 
 def _print_settings(settings: site.Settings, stage: config.Stage, notes: list[str]) -> None:

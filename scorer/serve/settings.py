@@ -307,15 +307,16 @@ def described(settings: Settings, stage: Stage) -> list[tuple[str, str]]:
     def shown(value: Any) -> str:
         return "none" if value is None else str(value)
 
-    rows = [("title", settings.title), ("stage", stage.name)]
-    if stage.next is not None and stage.at is not None:
-        rows.append(("next change", f"{stage.next} at {stage.at.isoformat()}"))
+    rows = [("title", settings.title)]
     rows += [(key.replace("_", " "), shown(getattr(settings, key))) for key in TIMES]
     rows += [(key.replace("_", " "), shown(getattr(settings, key))) for key in COUNTS]
     rows.append(("picks", str(settings.picks)))
     for team, own in sorted(settings.team_limits.items()):
         text = ", ".join(f"{k} limit {own[k]}" for k in TEAM_LIMITS if k in own)
         rows.append((f"team {team}", text))
+    rows.append(("stage", stage.name.replace("_", " ")))
+    if stage.next is not None and stage.at is not None:
+        rows.append(("next change", f"{stage.next} at {stage.at.isoformat()}"))
     return rows
 
 
