@@ -251,7 +251,8 @@ def test_a_web_role_serves_the_competition_and_never_reads_the_solution(
     assert kept.id is not None
     with psycopg.connect(web, autocommit=True) as db:
         # another team's upload is not a row it can read; its own chunks it cannot read back
-        assert db.execute("SELECT count(*) FROM files").fetchone() == (1,)  # the targets
+        found = db.execute("SELECT count(*) FROM files").fetchone()
+        assert found == (2,)  # the targets and the sample
         db.execute("SELECT set_config('scorer.clock', '2000-01-01T00:00:00+00:00', false)")
         accepted = [  # within the limits, judged by the database with its own clock
             db.execute(
