@@ -222,16 +222,10 @@ class Competition:
     def to_toml(self) -> str:
         """The spec as a competition file that `load` reads back to this very spec: every
         key written, so no default of a new competition stands in for one of lost items."""
-        lines: list[str] = []
-        tables = []
-        for key, value in self.to_dict().items():
-            if isinstance(value, dict):
-                tables.append(key)
-            else:
-                lines.append(f"{key} = {_toml(value)}")
-        for key in tables:
-            lines += ["", f"[{key}]"]
-            lines += [f"{name} = {_toml(v)}" for name, v in self.to_dict()[key].items()]
+        data = self.to_dict()
+        lines = [f"{key} = {_toml(v)}" for key, v in data.items() if not isinstance(v, dict)]
+        for key, table in ((k, v) for k, v in data.items() if isinstance(v, dict)):
+            lines += ["", f"[{key}]", *(f"{name} = {_toml(v)}" for name, v in table.items())]
         return "\n".join(lines) + "\n"
 
     def fingerprint(self, **options: object) -> str:

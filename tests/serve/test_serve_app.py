@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
+from support.serve_app import ask
 from support.serve_live import SAMPLE, SOLUTION
 
 from scorer.serve import site
@@ -28,17 +28,6 @@ def made(tmp_path: Path) -> tuple[Server, str]:
     site.init(folder, SOLUTION, settings=site.Settings(title="t"))
     token = site.add_team(folder, "alpha")
     return Server(folder, max_upload=SAMPLE.stat().st_size + 10), token
-
-
-def ask(server: Server, method: str, url: str, **options: Any) -> httpx.Response:
-    app = build(server.folder, server, start=False)
-
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            return await client.request(method, url, **options)
-
-    return asyncio.run(go())
 
 
 def bearer(token: str) -> dict[str, str]:

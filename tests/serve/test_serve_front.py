@@ -6,12 +6,7 @@ real server on a loopback port for the download, which a fresh venv installs off
 
 from __future__ import annotations
 
-import asyncio
-import os
 import re
-import shlex
-import subprocess
-import sys
 import time
 import tomllib
 import zipfile
@@ -24,7 +19,9 @@ import httpx
 import polars as pl
 import psycopg
 import pytest
+from support.kits import follow_offline, readme_commands
 from support.postgres_cluster import new_database, new_role
+from support.serve_app import ask
 from support.serve_live import BROKEN, SAMPLE, SOLUTION, Live
 from typer.testing import CliRunner
 
@@ -33,7 +30,6 @@ from scorer.cli import app as cli
 from scorer.competition import LOST_ITEMS, Competition, IdKind, Ids, Rows
 from scorer.errors import UsageError
 from scorer.serve import pages, site
-from scorer.serve.app import build
 from scorer.serve.front import human_bytes, shown_time
 from scorer.serve.postgres import PostgresStore
 from scorer.serve.server import Server
@@ -47,17 +43,6 @@ Rank **20 editions** a user, as in [the data](https://example.org/data) or
 <script>alert(1)</script> <img src=x onerror=alert(2)>
 [click](javascript:alert(3)) [data](data:text/html,<b>4</b>) ![pic](javascript:alert(5))
 """
-
-
-def ask(server: Server, method: str, url: str, **options: Any) -> httpx.Response:
-    app = build(server.folder, server, start=False)
-
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            return await client.request(method, url, **options)
-
-    return asyncio.run(go())
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -342,27 +327,13 @@ def test_a_participant_installs_the_download_offline_and_validates_the_sample(
     assert (folder / "sample_submission.csv").read_bytes() == sample
     rules = Competition.load(folder / "competition.toml")
     assert rules == LOST_ITEMS  # the server's rules
-    readme = (folder / "README.md").read_text()
-    install, check = re.findall(r"^\$ (.+)$", readme, re.M)[:2]
+    install, check = readme_commands(folder)
     assert "--no-index --find-links wheels" in install
     assert check == (
         "scorer validate sample_submission.csv --targets targets.csv --competition competition.toml"
     )
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    env = {
-        "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}",
-        "PIP_NO_INDEX": "1",
-        "PIP_CONFIG_FILE": os.devnull,
-        "HOME": str(tmp_path),
-        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-    }
-    for command in (install, check):
-        done = subprocess.run(
-            shlex.split(command), cwd=folder, env=env, capture_output=True, text=True, check=False
-        )
-        assert done.returncode == 0, (command, done.stdout, done.stderr)
-    assert done.stdout.startswith("sample_submission.csv: valid")
+    printed = follow_offline(folder, tmp_path, (install, check))
+    assert printed.startswith("sample_submission.csv: valid")
     again = downloaded(live)  # built once: the same bytes, from the folder
     assert again.content == answer.content
     assert (live.folder / "participants.zip").read_bytes() == answer.content
