@@ -154,15 +154,6 @@ class Download:
                 self.thread.start()
         return None
 
-    def wait(self, timeout: float | None = None) -> Path | None:
-        """The zip once the build under way is done (the tests, and a warm-up)."""
-        found = self.ready()
-        thread = self.thread
-        if found is None and thread is not None:
-            thread.join(timeout)
-            found = self.ready()
-        return found
-
     def _build(self) -> None:
         try:
             self.build()
