@@ -30,6 +30,7 @@ from scorer.leaderboard.literal import markdown
 from scorer.leaderboard.page import document
 from scorer.platforms import participants
 from scorer.serve import site
+from scorer.serve.server import Server
 from scorer.version import __version__
 
 #: Where a server keeps its participants' download, and what it was made from.
@@ -118,11 +119,26 @@ class Download:
     asked for, and kept in the server's folder (`ZIP`) with what it was made from (`STAMP`):
     the next start of the same server on the same system reuses it."""
 
-    def __init__(self, folder: Path, rules: Competition, title: str) -> None:
-        self.folder, self.rules, self.title = folder, rules, title
-        self.targets = folder / site.TARGETS
+    def __init__(self, server: Server) -> None:
+        self.server = server
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
+
+    @property
+    def folder(self) -> Path:
+        return self.server.folder
+
+    @property
+    def rules(self) -> Competition:
+        return self.server.competition
+
+    @property
+    def title(self) -> str:
+        return self.server.settings.title
+
+    @property
+    def targets(self) -> Path:
+        return self.server.folder / site.TARGETS
 
     def stamp(self) -> str:
         """What the zip holds and is for: scorer's version, this Python and system, the

@@ -220,7 +220,7 @@ def pages(server: Server) -> list[Route]:
             return refusal(getattr(exc, "status", 400), str(exc))
         return HTMLResponse(await run_in_threadpool(team_page, server, found, token))
 
-    download = Download(server.folder, server.competition, server.settings.title)
+    download = Download(server)  # reads the server only when asked for the zip
 
     async def participants(request: Request) -> Response:
         found = await run_in_threadpool(download.ready)

@@ -160,6 +160,7 @@ def test_a_database_holds_one_competition_and_gives_each_machine_what_it_needs(
     web = site.from_database(url, tmp_path / "web")
     assert web == site.settings_of(tmp_path / "srv")
     assert sorted(p.name for p in (tmp_path / "web").iterdir()) == [
+        "sample_submission.csv",
         "settings.json",
         "targets.csv",
         "uploads",

@@ -70,6 +70,7 @@ def crawl(live: Live) -> tuple[dict[str, str], set[str]]:
             for route, params in [
                 ("/competition", {}),
                 ("/targets", {}),
+                ("/sample", {}),
                 ("/leaderboard", {}),
                 ("/leaderboard", {"phase": "final"}),
                 ("/submissions", {}),
@@ -87,6 +88,8 @@ def crawl(live: Live) -> tuple[dict[str, str], set[str]]:
         with httpx.Client(base_url=live.url, timeout=120) as page:
             token = live.tokens.get(who, live.admin)
             keep(who, "/", page.get("/"))
+            zipped = page.get("/download/participants.zip")  # 503 while it is being built
+            keep(who, "/download/participants.zip", zipped)
             keep(who, "/team", page.post("/team", data={"token": token}))
             keep(who, "/team/picks", page.post("/team/picks", data={"token": token}))
             upload = page.post("/upload", data={"token": token}, files={"file": ("a", b"x")})
