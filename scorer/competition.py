@@ -219,6 +219,15 @@ class Competition:
         data["ids"] = {key: str(v) for key, v in data["ids"].items()}
         return {key: str(v) if isinstance(v, StrEnum) else v for key, v in data.items()}
 
+    def to_toml(self) -> str:
+        """The spec as a competition file that `load` reads back to this very spec: every
+        key written, so no default of a new competition stands in for one of lost items."""
+        data = self.to_dict()
+        lines = [f"{key} = {_toml(v)}" for key, v in data.items() if not isinstance(v, dict)]
+        for key, table in ((k, v) for k, v in data.items() if isinstance(v, dict)):
+            lines += ["", f"[{key}]", *(f"{name} = {_toml(v)}" for name, v in table.items())]
+        return "\n".join(lines) + "\n"
+
     def fingerprint(self, **options: object) -> str:
         """The one key of what is judged under this competition: every rule, and each option
         given that can change a result, as canonical JSON (`{"competition": …, **options}`,
@@ -299,6 +308,16 @@ class Competition:
             return cls(**values)
         except UsageError as exc:
             raise UsageError(f"{where}: {str(exc).removeprefix('competition: ')}") from None
+
+
+def _toml(value: object) -> str:
+    """A TOML value of a spec: an integer, or a string or a list of strings, as JSON writes
+    them (a JSON string is a TOML basic string; DEL, which TOML refuses raw, escaped)."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, int):
+        return str(value)
+    return json.dumps(str(value), ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _known(data: Mapping[str, Any], names: list[str], where: str, prefix: str = "") -> None:

@@ -20,7 +20,15 @@ from scorer.contract import Solution
 from scorer.errors import Failure, ScorerError
 from scorer.leaderboard.literal import markdown
 
-__all__ = ["HOST_MESSAGE", "HostVisibleError", "Kit", "Platform", "logo", "template"]
+__all__ = [
+    "HOST_MESSAGE",
+    "HostVisibleError",
+    "Kit",
+    "Platform",
+    "logo",
+    "placeholder_sample",
+    "template",
+]
 
 #: What a participant reads when the organisers' side failed (their files, the system or the
 #: scorer): the one message every platform shows for it; the details go to the organisers.
@@ -92,15 +100,8 @@ class Kit:
         return self.targets.sort()
 
     def sample(self) -> pl.DataFrame:
-        """A wide sample submission in the competition's columns: every target user with the
-        placeholder ids 1..k (valid, scoring 0): derived from nothing hidden."""
-        columns = self.competition.columns
-        ids = " ".join(str(i) for i in range(1, self.competition.k + 1))
-        users = self.shown_users
-        return pl.DataFrame(
-            {columns.user: users, columns.list: [ids] * users.len()},
-            schema={columns.user: users.dtype, columns.list: pl.String},
-        )
+        """A wide sample submission in the competition's columns (`placeholder_sample`)."""
+        return placeholder_sample(self.shown_users, self.competition)
 
     def target_users(self) -> pl.DataFrame:
         """The targets file: one column, the users, named as the competition's files name it."""
@@ -134,6 +135,18 @@ class Kit:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         return path
+
+
+def placeholder_sample(users: pl.Series, competition: Competition) -> pl.DataFrame:
+    """A wide sample submission in the competition's columns: every target user of `users`
+    (in their order) with the placeholder ids 1..k (valid, scoring 0): derived from nothing
+    hidden."""
+    columns = competition.columns
+    ids = " ".join(str(i) for i in range(1, competition.k + 1))
+    return pl.DataFrame(
+        {columns.user: users, columns.list: [ids] * users.len()},
+        schema={columns.user: users.dtype, columns.list: pl.String},
+    )
 
 
 def template(name: str, **values: str) -> str:

@@ -18,14 +18,17 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+
+import polars as pl
 
 from scorer.errors import UsageError
 from scorer.platforms.common import Kit, template
 from scorer.version import __version__
 
-__all__ = ["DOWNLOAD", "FOLDER", "requirements", "wheel", "write"]
+__all__ = ["DOWNLOAD", "FOLDER", "Files", "folder", "requirements", "wheel", "write"]
 
 #: The folder every kit writes for participants, and its wheels' folder inside it.
 FOLDER, WHEELS = "participants", "wheels"
@@ -113,34 +116,59 @@ def dependencies(folder: Path, wheels: Path | str | None) -> bool:
 
 def write(kit: Kit, wheels: Path | str | None) -> list[Path]:
     """Write `participants/` into the kit; the files written."""
-    out = kit.out / FOLDER
+    rules = None if kit.competition_path is None else kit.competition_path.read_text()
+    files = Files(kit.readme["title"], kit.target_users(), kit.sample(), rules)
+    return folder(kit.out / FOLDER, files, wheels)
+
+
+@dataclass(frozen=True)
+class Files:
+    """What a participants' folder holds besides the wheels: the title its README names
+    (Markdown), the targets, the sample, and the competition file's text (None: lost items,
+    the validator's default, and no file)."""
+
+    title: str
+    targets: pl.DataFrame
+    sample: pl.DataFrame
+    competition: str | None
+
+
+def folder(out: Path, files: Files, wheels: Path | str | None, missing: str = "") -> list[Path]:
+    """Write a participants' folder into `out`: the wheels (`dependencies`), the targets,
+    the sample, the competition file and the README; the files written. `missing`: the
+    dependencies that could not be had, as `pip install` names them; the README's first
+    command then fetches them from PyPI."""
     (out / WHEELS).mkdir(parents=True, exist_ok=True)
     written = [wheel(out / WHEELS)]
     offline = dependencies(out / WHEELS, wheels)
     written += sorted(p for p in (out / WHEELS).glob("*.whl") if p.name != WHEEL_NAME)
-    kit.target_users().write_csv(out / "targets.csv")
-    kit.sample().write_csv(out / "sample_submission.csv")
+    files.targets.write_csv(out / "targets.csv")
+    files.sample.write_csv(out / "sample_submission.csv")
     written += [out / "targets.csv", out / "sample_submission.csv"]
     option = ""
-    if kit.competition_path is not None:
-        written.append(kit.write(f"{FOLDER}/competition.toml", kit.competition_path.read_text()))
+    if files.competition is not None:
+        written.append(_text(out / "competition.toml", files.competition))
         option = " --competition competition.toml"
-    written.append(kit.write(f"{FOLDER}/requirements.txt", "\n".join(requirements()) + "\n"))
-    index = "--no-index " if offline else ""
-    written.append(
-        kit.write(
-            f"{FOLDER}/README.md",
-            template(
-                "participants_README.md.tmpl",
-                title=kit.readme["title"],
-                install=f"python -m pip install {index}--find-links {WHEELS} {DISTRIBUTION}",
-                option=option,
-                made_for=made_for() if offline else "no system: scorer's wheel only",
-                offline=OFFLINE if offline else ONLINE,
-            ),
-        )
+    written.append(_text(out / "requirements.txt", "\n".join(requirements()) + "\n"))
+    index = "--no-index " if offline and not missing else ""
+    said = OFFLINE if offline else ONLINE
+    if offline and missing:
+        said = MISSING.replace("@@MISSING@@", missing)
+    text = template(
+        "participants_README.md.tmpl",
+        title=files.title,
+        install=f"python -m pip install {index}--find-links {WHEELS} {DISTRIBUTION}",
+        option=option,
+        made_for=made_for() if offline else "no system: scorer's wheel only",
+        offline=said,
     )
+    written.append(_text(out / "README.md", text))
     return written
+
+
+def _text(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 def made_for() -> str:
@@ -157,4 +185,9 @@ OFFLINE = (
 ONLINE = (
     "`wheels/` holds scorer's wheel alone: pip fetches its dependencies (polars, pyarrow, "
     "pandas, numpy, typer, rich) from PyPI, so the first command needs the network."
+)
+MISSING = (
+    "`wheels/` lacks the wheels of @@MISSING@@, which the server could not get: pip fetches "
+    "them from PyPI, so the first command needs the network (alone, `python -m pip install "
+    "@@MISSING@@`)."
 )

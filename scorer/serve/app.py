@@ -19,12 +19,14 @@ from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scorer.errors import ScorerError
 from scorer.leaderboard.boards import Phase, iso
+from scorer.serve import site
+from scorer.serve.front import error_page
 from scorer.serve.intake import ident, json_body, take
 from scorer.serve.server import ServeError, Server, closed_for
 from scorer.serve.sqlcore import StoreUnavailable
@@ -84,6 +86,10 @@ def api(server: Server) -> list[Route]:
 
     async def targets(request: Request) -> Response:
         return Response(server.targets_bytes(), media_type="text/csv; charset=utf-8")
+
+    async def sample(request: Request) -> Response:
+        path = await call(site.sample_file, server.folder, server.competition)
+        return FileResponse(path, media_type="text/csv; charset=utf-8", filename=site.SAMPLE)
 
     async def upload(request: Request) -> Response:
         team = await call(server.team, bearer(request))  # before a byte of the body is read
@@ -163,6 +169,7 @@ def api(server: Server) -> list[Route]:
     return [
         Route("/competition", competition),
         Route("/targets", targets),
+        Route("/sample", sample),
         Route("/submissions", upload, methods=["POST"]),
         Route("/submissions", submissions),
         Route("/submissions/{id}", one),
@@ -178,6 +185,15 @@ def api(server: Server) -> list[Route]:
 
 
 def answer(request: Request, exc: Exception) -> Response:
+    """Every refusal as the one error shape (`refusal`); a browser asking for a page (not
+    `/api/`, and `Accept: text/html`) gets it as an HTML page, with the same status."""
+    answered = refusal(request, exc)
+    if request.url.path.startswith("/api/") or "text/html" not in request.headers.get("accept", ""):
+        return answered
+    return error_page(answered)
+
+
+def refusal(request: Request, exc: Exception) -> Response:
     """Every refusal as the one error shape; anything unforeseen is told to the organiser on
     stderr, and the client gets a bare 500."""
     if isinstance(exc, ServeError):

@@ -91,6 +91,22 @@ def init(
             "and never the solution.",
         ),
     ] = None,
+    sample: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="The sample submission participants download (.csv, checked as an upload "
+            "is); default: every target user with the placeholder ids 1..k.",
+        ),
+    ] = None,
+    description: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="The competition's description, Markdown (UTF-8, at most 64 KiB), shown on "
+            "the page with any HTML in it as text.",
+        ),
+    ] = None,
     as_json: AsJson = False,
 ) -> None:
     """Make a new server folder: the solution checked and copied in, the limits, and the
@@ -115,6 +131,8 @@ def init(
             competition=competition,
             settings=settings,
             web_role=web_role,
+            sample=sample,
+            description=description,
         )
         settings = site.settings_of(folder)
     stage = config.stage_of(settings, dt.datetime.now(dt.UTC), revealed=False)

@@ -5,13 +5,14 @@ message a participant can make is escaped, and each page has a JSON twin under `
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from html import escape
 from typing import Any
 from urllib.parse import parse_qs
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from scorer.errors import Report
@@ -20,6 +21,7 @@ from scorer.leaderboard.literal import shown
 from scorer.leaderboard.names import escaped
 from scorer.leaderboard.page import document
 from scorer.serve import session
+from scorer.serve.front import ZIP, Download, description_html, format_items, shown_time
 from scorer.serve.intake import ident, small_body, take
 from scorer.serve.notes import MAX_DESCRIPTION_CHARS
 from scorer.serve.server import ServeError, Server
@@ -39,6 +41,9 @@ input, button { font: inherit; padding: .35rem; max-width: 100%; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 form.inline { display: inline; }
 td.text { overflow-wrap: anywhere; min-width: 8rem; max-width: 20rem; }
+#about, .links, #format li { overflow-wrap: anywhere; }
+#about pre, #about table { display: block; max-width: 100%; overflow-x: auto; }
+#about img { max-width: 100%; }
 .verdict { border: 1px solid #d0d7de; padding: .6rem .8rem; overflow-wrap: anywhere; }
 .verdict.scored { background: #dafbe1; } .verdict.rejected, .verdict.failed { background: #ffebe9; }
 """
@@ -60,10 +65,36 @@ def rules(server: Server) -> list[str]:
     if s.total_limit is not None:
         items.append(f"At most {s.total_limit} uploads a team in all.")
     if s.freeze is not None:
-        items.append(f"The public board freezes at {s.freeze} (UTC).")
+        items.append(f"The public board freezes at {shown_time(s.freeze)}.")
     if s.end is not None:
-        items.append(f"Uploads end at {s.end} (UTC).")
+        items.append(f"Uploads end at {shown_time(s.end)}.")
     return [f"<li>{escape(item)}</li>" for item in items]
+
+
+#: The page's links to what a participant needs before the first upload.
+LINKS = (
+    '<p class="links"><a href="/download/participants.zip">Participants\' download</a> '
+    "(the validator with its wheels, the targets, the sample, the competition file) &middot; "
+    '<a href="/api/v1/targets">Target users</a> &middot; '
+    '<a href="/api/v1/sample">Sample submission</a> &middot; '
+    '<a href="/api/v1/competition">Rules as JSON</a></p>'
+)
+
+
+def upload_forms(server: Server, now: datetime) -> list[str]:
+    """The upload form, or, after the end or the reveal, the words that uploads are closed."""
+    if server.ended(now):
+        end = server.settings.end
+        when = f"at {shown_time(end)}" if end is not None else "with the reveal"
+        return [
+            '<section id="upload"><h2>Uploads are closed</h2>',
+            f"<p>The competition ended {escape(when)}: uploads and picks are closed.</p></section>",
+        ]
+    return [
+        '<section id="upload"><h2>Your team</h2><p>Upload, describe and pick your '
+        'submissions on <a href="/team">your team\'s page</a> (log in with your token).</p>'
+        "</section>",
+    ]
 
 
 def competition_page(server: Server) -> str:
@@ -81,17 +112,22 @@ def competition_page(server: Server) -> str:
         else ("Public phase: the private board is hidden until the reveal.")
     )
     if frozen is not None:
-        state += f" The public board is frozen at {iso(frozen)}: later uploads are not on it."
+        state += (
+            f" The public board is frozen at {shown_time(frozen)}: later uploads are not on it."
+        )
+    about = server.store.description()
     body = [
         f"<header><h1>{escape(heading)}</h1>",
         f'<p class="meta"><strong>{escape(state)}</strong> Page generated at '
-        f"{escape(iso(now))}.</p></header>",
+        f"{escape(shown_time(now))}.</p>{LINKS}</header>",
+        *([f'<section id="about">{description_html(about)}</section>'] if about else []),
         '<section id="rules"><h2>Rules</h2><ul class="rules">',
         *rules(server),
         "</ul></section>",
-        '<section id="upload"><h2>Your team</h2><p>Upload, describe and pick your '
-        'submissions on <a href="/team">your team\'s page</a> (log in with your token).</p>'
-        "</section>",
+        '<section id="format"><h2>Format</h2><ul class="rules">',
+        *format_items(server.competition, server.max_upload),
+        "</ul></section>",
+        *upload_forms(server, now),
         shown.html,
     ]
     return document(f"{heading} ({phase} phase)", body, _STYLE)
@@ -103,7 +139,7 @@ def verdict_html(entry: Entry) -> str:
     lines = [f"<p><strong>Submission {entry.id}: {escape(status)}</strong>"]
     if entry.public_score is not None:
         lines.append(f" (public score {entry.public_score:.6f})")
-    lines.append(f" &middot; submitted {escape(iso(entry.submitted_at))}</p>")
+    lines.append(f" &middot; submitted {escape(shown_time(entry.submitted_at))}</p>")
     if entry.status not in FINAL:
         lines.append("<p>It is waiting for a worker: show your submissions for its verdict.</p>")
     if entry.report:
@@ -283,6 +319,16 @@ def pages(server: Server) -> list[Route]:
             return refusal(getattr(exc, "status", 400), str(exc), "/team")
         return RedirectResponse("/team", status_code=303)
 
+    download = Download(server)  # reads the server only when asked for the zip
+
+    async def participants(request: Request) -> Response:
+        found = await run_in_threadpool(download.ready)
+        if found is None:  # being built, in a thread of its own
+            raise ServeError(
+                503, "building", "the participants' download is being made; try again in a minute"
+            )
+        return FileResponse(found, media_type="application/zip", filename=ZIP)
+
     return [
         Route("/", home),
         Route("/login", login_form),
@@ -290,6 +336,7 @@ def pages(server: Server) -> list[Route]:
         Route("/logout", logout, methods=["POST"]),
         Route("/team", team),
         Route("/team/submissions/{id}", one),
+        Route(f"/download/{ZIP}", participants),
         Route("/upload", upload, methods=["POST"]),
         Route("/team/picks", picks, methods=["POST"]),
     ]

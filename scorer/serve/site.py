@@ -22,10 +22,12 @@ from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scorer.api import validate
 from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import read_solution, read_targets
-from scorer.errors import UsageError
+from scorer.errors import SubmissionError, UsageError
 from scorer.leaderboard.names import escaped, name_issues, normal, quoted, same_team
+from scorer.platforms.common import placeholder_sample
 from scorer.serve.sql import SqlStore
 from scorer.serve.sqlcore import NotAllowed, StoreUnavailable, TeamTaken
 from scorer.serve.sqlite import SqliteStore
@@ -38,10 +40,14 @@ if TYPE_CHECKING:
 #: The folder's files.
 SETTINGS, STORE, UPLOADS = "settings.json", "store.sqlite", "uploads"
 SOLUTION, TARGETS, COMPETITION = "solution.csv", "targets.csv", "competition.toml"
+SAMPLE = "sample_submission.csv"
 
 #: The organiser's files a PostgreSQL store holds, for machines without the folder: those any
 #: of its machines reads, and those only workers read (`hidden`, which a web role may not).
-SHARED, HIDDEN = (TARGETS, COMPETITION), (SOLUTION,)
+SHARED, HIDDEN = (TARGETS, COMPETITION, SAMPLE), (SOLUTION,)
+
+#: The largest description an organiser gives (UTF-8 bytes): a page of text, not a file store.
+MAX_DESCRIPTION = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -119,10 +125,14 @@ def init(
     competition: Path | None = None,
     settings: Settings,
     web_role: str | None = None,
+    sample: Path | None = None,
+    description: Path | None = None,
 ) -> str:
     """Make a server's folder, the organiser's files checked and copied in; the admin token,
     which is stored only as its hash and shown this once. `web_role`: the PostgreSQL role
-    of the web processes, given what they need and never the solution."""
+    of the web processes, given what they need and never the solution. `sample`: the
+    sample submission participants download (default: one of placeholders); `description`:
+    a Markdown file the page shows (`read_description`)."""
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise UsageError(f"{folder}: not a new or empty folder")
     if web_role is not None and settings.db is None:
@@ -134,6 +144,7 @@ def init(
         listed = read_targets(targets, competition=rules)
         if set(listed.to_list()) != set(users.to_list()):
             raise UsageError(f"{targets}: its users are not the solution's target users")
+    about = None if description is None else read_description(description)
     settings = replace(settings, title=settings.title or rules.name)
     settings.check_order()
     token = new_token()
@@ -148,6 +159,7 @@ def init(
         sorted_users = users.sort().to_list()  # an order that tells nothing of the split
         text = "\n".join([column, *map(str, sorted_users)]) + "\n"
         (folder / TARGETS).write_text(text, encoding="utf-8")
+        write_sample(folder, rules, sample)  # checked as an upload is, before anything is kept
         (folder / UPLOADS).mkdir()
         stored = {**asdict(settings), "admin_sha256": digest(token)}
         (folder / SETTINGS).write_text(json.dumps(stored, indent=2) + "\n", encoding="utf-8")
@@ -165,10 +177,72 @@ def init(
                 raise UsageError("the database holds a competition already; give a new one")
         else:  # the settings every process reads, and may change (`serve settings`)
             store.put_settings({**stored, "db": None})
+        if about is not None:  # in the store: every web process reads it, and it may change
+            store.put_description(about)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     return token
+
+
+def read_description(path: Path) -> str:
+    """An organiser's description file (Markdown, UTF-8, at most `MAX_DESCRIPTION` bytes),
+    checked, for `init --description` and any later change of it; a file that breaks these
+    is a usage error naming it."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"--description {path}: cannot read it ({exc.strerror})") from None
+    if len(data) > MAX_DESCRIPTION:
+        raise UsageError(
+            f"--description {path}: {len(data):,} bytes; a description has at most "
+            f"{MAX_DESCRIPTION:,} bytes (64 KiB)"
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--description {path}: not UTF-8 text (byte {exc.start})") from None
+    if "\x00" in text:
+        raise UsageError(f"--description {path}: holds a NUL byte; expected Markdown text")
+    return text
+
+
+def write_sample(
+    folder: Path, rules: Competition, given: Path | None, out: Path | None = None
+) -> Path:
+    """The sample submission the server offers, as `folder`'s `SAMPLE` (or `out`): the
+    organiser's (`given`, a CSV file) or one of placeholders (every target user with the ids
+    1..k, which say nothing of the solution), checked against the folder's targets by the
+    competition's rules as an upload is; its path."""
+    path, targets = out or folder / SAMPLE, folder / TARGETS
+    if given is None:
+        users = read_targets(targets, competition=rules).sort()  # an order that tells nothing
+        placeholder_sample(users, rules).write_csv(path)
+        what = "the placeholder sample"
+    else:
+        if not given.name.lower().endswith(".csv"):
+            raise UsageError(f"--sample {given}: expected a .csv file, the sample people read")
+        try:
+            shutil.copyfile(given, path)
+        except OSError as exc:
+            raise UsageError(f"--sample {given}: cannot read it ({exc.strerror})") from None
+        what = f"--sample {given}"
+    try:
+        validate(path, targets=targets, competition=rules)
+    except SubmissionError as exc:
+        path.unlink()
+        raise UsageError(f"{what}: not a valid submission: {exc.report.render()}") from None
+    return path
+
+
+def sample_file(folder: Path, rules: Competition) -> Path:
+    """The folder's sample; a folder made before samples were kept gets the placeholder one."""
+    path = folder / SAMPLE
+    if not path.is_file():
+        with tempfile.TemporaryDirectory(dir=folder) as scratch:
+            made = write_sample(folder, rules, None, Path(scratch) / SAMPLE)
+            os.replace(made, path)
+    return path
 
 
 def settings_of(folder: Path) -> Settings:

@@ -4,6 +4,7 @@ and the boards' reads of the verdicts and their publishing."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from datetime import datetime
@@ -390,6 +391,26 @@ class SqlStore(Queue, TeamStore, Sessions):
     def revealed(self) -> str | None:
         row = self._read("SELECT value FROM state WHERE key = 'revealed_at'").fetchone()
         return None if row is None else str(row[0])
+
+    def description(self) -> str:
+        """The organiser's description of the competition (Markdown), "" when none."""
+        row = self._read("SELECT value FROM state WHERE key = 'description'").fetchone()
+        return "" if row is None else str(row[0])
+
+    def put_description(self, text: str) -> None:
+        """Make `text` the description (the organiser's: a web role may only read it);
+        audited with its sha256 and size."""
+        now = self.clock()
+        with self._write() as db:
+            self._run(
+                db,
+                "INSERT INTO state VALUES ('description', ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                text,
+            )
+            data = text.encode()
+            detail = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+            self._log(db, now, "description", detail)
 
     def audit(self) -> list[dict[str, Any]]:
         rows = self._read("SELECT id, at, event, detail FROM audit ORDER BY id").fetchall()

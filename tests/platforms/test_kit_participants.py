@@ -8,16 +8,12 @@ import base64
 import csv
 import hashlib
 import io
-import os
 import re
-import shlex
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-from support.kits import SOLUTION
+from support.kits import SOLUTION, follow_offline, readme_commands
 from support.paths import DATA
 
 from scorer.errors import UsageError
@@ -127,21 +123,7 @@ def test_a_participant_installs_offline_and_validates_the_sample(
     out = tmp_path / "kit"
     build("codabench", SOLUTION, out, wheels=dependency_wheels)
     folder = out / "participants"
-    readme = (folder / "README.md").read_text()
-    install, validate = re.findall(r"^\$ (.+)$", readme, re.M)[:2]
-    assert "--no-index" in install and "for Python" in readme
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
-    env = {
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-        "PIP_NO_INDEX": "1",
-        "HOME": str(tmp_path),
-        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-    }
-    for command in (install, validate):
-        done = subprocess.run(
-            shlex.split(command), cwd=folder, env=env, capture_output=True, text=True, check=False
-        )
-        assert done.returncode == 0, (command, done.stdout, done.stderr)
-    assert done.stdout.startswith("sample_submission.csv: valid")
+    install, validate = readme_commands(folder)
+    assert "--no-index" in install and "for Python" in (folder / "README.md").read_text()
+    printed = follow_offline(folder, tmp_path, (install, validate))
+    assert printed.startswith("sample_submission.csv: valid")

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
+from support.serve_app import ask
 from support.serve_live import SAMPLE, SOLUTION
 
 from scorer.serve import pages, settings, site
@@ -31,17 +32,6 @@ def made(tmp_path: Path) -> tuple[Server, str]:
 
 
 T = TypeVar("T")
-
-
-def ask(server: Server, method: str, url: str, **options: Any) -> httpx.Response:
-    app = build(server.folder, server, start=False)
-
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            return await client.request(method, url, **options)
-
-    return asyncio.run(go())
 
 
 def bearer(token: str) -> dict[str, str]:

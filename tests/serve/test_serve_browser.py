@@ -50,6 +50,27 @@ BOARD_TEAMS = [
 ]
 
 
+#: The organiser's description on the page: a long address with no space to break at, a
+#: table, a long line of code, and HTML that must stay text.
+DESCRIPTION = """# About this competition
+
+Find the lost editions: the data is at
+https://example.org/a-very-long-path/without-any-space/to-break-at/lost-editions-2027-final.csv
+and [the rules](https://example.org/rules).
+
+| split | users | shown |
+| --- | --- | --- |
+| public | 500 | now |
+| private | 500 | at the reveal |
+
+```
+python -c "import polars as pl; pl.read_csv('submission.csv').write_parquet('submission.parquet')"
+```
+
+<b>not bold</b> [x](javascript:alert(1))
+"""
+
+
 def public_score(name: str) -> float:
     """A bundled submission's public score, from the library (not from the server)."""
     public = scorer.score(DATA / f"{name}_submission.csv", SOLUTION).public
@@ -62,8 +83,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     """A server folder with a team for the form and the board's teams, served on a free
     loopback port until the module's tests are done."""
     folder = tmp_path_factory.mktemp("serve") / "competition"
+    about = folder.parent / "about.md"
+    about.write_text(DESCRIPTION, encoding="utf-8")
     teams = ("Form team", *(name for name, _ in BOARD_TEAMS))
-    live = Live(folder, "--daily-limit", "20", teams=teams).start()
+    live = Live(folder, "--daily-limit", "20", "--description", str(about), teams=teams)
+    live.start()
     try:
         yield live
     finally:
@@ -393,3 +417,19 @@ def test_the_live_page_never_scrolls_sideways_on_a_phone(
         page.call("Emulation.clearDeviceMetricsOverride")
     assert width == 390 and boards >= 1
     assert scroll <= width  # the page itself never scrolls sideways
+
+
+@pytest.mark.parametrize(("width", "layout"), [(1280, None), (500, 390)], ids=["1280", "390"])
+def test_the_description_and_format_fit_without_sideways_scroll(
+    board_page: tuple[str, list[str]], width: int, layout: int | None
+) -> None:
+    """The page with the organiser's description (a long address, a table, a long line of
+    code) and the Format section: nothing passes the window's edge but a board's table."""
+    assert BROWSER is not None
+    page, _ = board_page
+    assert '<section id="about">' in page and '<section id="format">' in page
+    assert "&lt;b&gt;not bold&lt;/b&gt;" in page and 'href="javascript:' not in page
+    found = measure(BROWSER, page, width, 844, layout=layout)
+    assert found["width"] == (layout or width)
+    assert found["outside"] == []
+    assert found["scrollWidth"] <= found["innerWidth"]

@@ -160,6 +160,7 @@ def test_a_database_holds_one_competition_and_gives_each_machine_what_it_needs(
     web = site.from_database(url, tmp_path / "web")
     assert web == site.settings_of(tmp_path / "srv")
     assert sorted(p.name for p in (tmp_path / "web").iterdir()) == [
+        "sample_submission.csv",
         "settings.json",
         "targets.csv",
         "uploads",
@@ -261,7 +262,8 @@ def test_a_web_role_serves_the_competition_and_never_reads_the_solution(
         assert db.execute("SELECT * FROM session_team('h')").fetchone() == (None, None)
     with psycopg.connect(web, autocommit=True) as db:
         # another team's upload is not a row it can read; its own chunks it cannot read back
-        assert db.execute("SELECT count(*) FROM files").fetchone() == (1,)  # the targets
+        found = db.execute("SELECT count(*) FROM files").fetchone()
+        assert found == (2,)  # the targets and the sample
         db.execute("SELECT set_config('scorer.clock', '2000-01-01T00:00:00+00:00', false)")
         accepted = [  # within the limits, judged by the database with its own clock
             db.execute(

@@ -70,6 +70,7 @@ def crawl(live: Live) -> tuple[dict[str, str], set[str]]:
             for route, params in [
                 ("/competition", {}),
                 ("/targets", {}),
+                ("/sample", {}),
                 ("/leaderboard", {}),
                 ("/leaderboard", {"phase": "final"}),
                 ("/submissions", {}),
@@ -96,6 +97,8 @@ def crawl(live: Live) -> tuple[dict[str, str], set[str]]:
             keep(who, "/team/picks", page.post("/team/picks", data={"ids": "1"}))
             keep(who, "/upload", page.post("/upload", files={"file": ("a", b"x")}))
             keep(who, "/logout", page.post("/logout"))
+            zipped = page.get("/download/participants.zip")  # 503 while it is being built
+            keep(who, "/download/participants.zip", zipped)
     return seen, visited
 
 

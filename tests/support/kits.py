@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -52,3 +53,34 @@ def leaks(text: str, edition: str) -> list[str]:
     found = [f"edition {edition}"] if re.search(rf"\b{edition}\b", text) else []
     found += [w for w in ("private", "500 users", "Private") if w in text]
     return found
+
+
+def readme_commands(folder: Path) -> tuple[str, str]:
+    """The first two commands of a participants' README: the install, and the validation."""
+    readme = (folder / "README.md").read_text()
+    install, validate = re.findall(r"^\$ (.+)$", readme, re.M)[:2]
+    return install, validate
+
+
+def follow_offline(folder: Path, home: Path, commands: tuple[str, ...]) -> str:
+    """Run `commands` as printed, from `folder`, in a fresh venv made in `home`, with no
+    index and no pip configuration of this machine (its extra indexes and wheel folders):
+    each must succeed; what the last one printed."""
+    venv = home / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
+    env = {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "PIP_NO_INDEX": "1",
+        "PIP_CONFIG_FILE": os.devnull,
+        "HOME": str(home),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
+    output = ""
+    for command in commands:
+        done = subprocess.run(
+            shlex.split(command), cwd=folder, env=env, capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, (command, done.stdout, done.stderr)
+        output = done.stdout
+    return output
