@@ -281,6 +281,13 @@ def settings_command(
             "('none': the competition's again).",
         ),
     ] = None,
+    description: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="A new description for the page, Markdown (UTF-8, at most 64 KiB).",
+        ),
+    ] = None,
     force: ForceOption = False,
     as_json: AsJson = False,
 ) -> None:
@@ -303,7 +310,11 @@ def settings_command(
         given = {key: value for key, value in asked.items() if value is not None}
         if team is not None and not given:
             raise UsageError("--team NAME needs a limit to set: --daily-limit, …")
+        about = None if description is None else site.read_description(description)
         made = config.change(store, base, given, team=team, force=force)
+        if about is not None and about != store.description():  # audited with its sha256
+            store.put_description(about)
+            made.changed["description"] = {"was": "…", "now": "…"}
         stage = config.stage_of(made.settings, store.clock(), store.revealed() is not None)
     if as_json:
         typer.echo(json.dumps(config.as_dict(made.settings, stage, made.changed, made.notes)))

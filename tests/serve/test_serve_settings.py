@@ -321,3 +321,17 @@ def test_init_prints_what_it_understood(tmp_path: Path) -> None:
     }
     assert made["stage"] == "not_started"
     assert made["next_change"] == {"stage": "open", "at": "2099-01-01T00:00:00+00:00"}
+
+
+def test_a_new_description_is_shown_on_the_page_and_audited(tmp_path: Path) -> None:
+    folder = tmp_path / "srv"
+    scorer("serve", "init", folder, "--solution", SOLUTION)
+    about = tmp_path / "about.md"
+    about.write_text("# The rules, fixed\n<script>alert(1)</script>\n", encoding="utf-8")
+    changed = scorer("serve", "settings", folder, "--description", about)
+    assert changed.stdout.endswith("Changed: description\n")
+    store = site.store_of(folder)
+    assert store.description() == about.read_text(encoding="utf-8")
+    assert [e["event"] for e in store.audit()][-1] == "description"
+    again = scorer("serve", "settings", folder, "--description", about)
+    assert again.stdout.endswith("Nothing changed.\n")
