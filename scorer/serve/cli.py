@@ -23,16 +23,14 @@ from scorer.leaderboard.render import Format
 from scorer.serve import settings as config
 from scorer.serve import site
 from scorer.serve.cli_run import run, worker
+from scorer.serve.cli_team import AsJson, Folder, team_app
 from scorer.shell import CompetitionFile, emit, guarded
 
 serve_app = typer.Typer(
     help="A competition server: its folder, its teams, the server itself.", no_args_is_help=True
 )
-team_app = typer.Typer(help="The teams of a server folder.", no_args_is_help=True)
 serve_app.add_typer(team_app, name="team")
 
-Folder = Annotated[Path, typer.Argument(metavar="DIR", help="The server's folder.")]
-AsJson = Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")]
 _TIME = "ISO 8601, UTC unless a zone is given; 'none' clears it"
 StartOption = Annotated[
     str | None, typer.Option(metavar="ISO", help=f"When uploads open ({_TIME}).")
@@ -142,110 +140,6 @@ def init(
     else:
         typer.echo(f"Made {folder}. Admin token, shown this once (keep it secret): {token}")
         _print_settings(settings, stage, notes)
-
-
-@team_app.command("add")
-def team_add(
-    folder: Folder,
-    name: Annotated[str | None, typer.Argument(help="The team's name.")] = None,
-    from_file: Annotated[
-        Path | None,
-        typer.Option("--from", metavar="FILE", help="A CSV of teams, a 'team' column."),
-    ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="FILE",
-            help="A new file (0600) for the token instead of the screen; with --from, for "
-            "every team's (CSV).",
-        ),
-    ] = None,
-    as_json: AsJson = False,
-) -> None:
-    """Add a team and print its token, shown this once (or write it to --out); or, with
-    --from and --out, every team of a CSV file, their tokens written to a CSV file to print
-    as slips."""
-    with guarded("serve team add", as_json):
-        if (name is None) == (from_file is None):
-            raise UsageError("give a team NAME, or --from FILE with --out FILE")
-        if out is not None and out.exists():
-            raise UsageError(f"--out {out}: exists already; tokens are written to a new file")
-        if name is not None:
-            token = site.add_team(folder, name)
-            if out is not None:
-                site.write_private(out, f"{token}\n")
-        else:
-            if out is None:
-                raise UsageError("--from needs --out FILE, where the tokens go")
-            listed = site.names_in(from_file)  # type: ignore[arg-type]
-            tokens = site.add_teams(folder, listed, from_file)  # all or none
-            site.write_tokens(out, tokens)
-    if name is None:
-        if as_json:
-            typer.echo(json.dumps({"status": "ok", "teams": len(tokens), "out": str(out)}))
-        else:
-            typer.echo(f"Added {len(tokens)} teams; their tokens are in {out}")
-    elif out is not None:
-        typer.echo(f"Team {name!r}: its token is in {out}, and shown nowhere else")
-    elif as_json:
-        typer.echo(json.dumps({"team": name, "token": token}))
-    else:
-        typer.echo(f"Team {name!r}: token, shown this once: {token}")
-
-
-@team_app.command("token")
-def team_token(
-    folder: Folder,
-    name: Annotated[str, typer.Argument(help="The team's name.")],
-    out: Annotated[
-        Path | None,
-        typer.Option(metavar="FILE", help="A new file (0600) for the token instead of the screen."),
-    ] = None,
-    as_json: AsJson = False,
-) -> None:
-    """Give a team a new token, shown this once (or written to --out): its old token stops
-    working at once. A revoked team is let back in with it."""
-    with guarded("serve team token", as_json):
-        if out is not None and out.exists():
-            raise UsageError(f"--out {out}: exists already; tokens are written to a new file")
-        team, token = site.replace_token(folder, name)
-        if out is not None:
-            site.write_private(out, f"{token}\n")
-    back = "; it was revoked, and this token lets it back in" if team.was_revoked else ""
-    if as_json:
-        shown = {"token": token} if out is None else {"out": str(out)}
-        typer.echo(json.dumps({"team": team.name, **shown, "was_revoked": team.was_revoked}))
-    elif out is not None:
-        typer.echo(
-            f"Team {team.name!r}: its new token is in {out}; the old one no longer works{back}"
-        )
-    else:
-        typer.echo(
-            f"Team {team.name!r}: new token, shown this once: {token}; the old one no longer "
-            f"works{back}"
-        )
-
-
-@team_app.command("revoke")
-def team_revoke(folder: Folder, name: Annotated[str, typer.Argument()]) -> None:
-    """Revoke a team's token: its uploads are refused from now on; its submissions stay.
-    `team token` gives it a new one and lets it back in."""
-    with guarded("serve team revoke", False):
-        if not site.store_of(folder).revoke_team(name, dt.datetime.now(dt.UTC)):
-            raise UsageError(f"{folder}: no team named {name!r}")
-    typer.echo(f"Revoked {name!r}")
-
-
-@team_app.command("list")
-def team_list(folder: Folder, as_json: AsJson = False) -> None:
-    """Every team and whether its token is revoked (tokens are never shown again)."""
-    with guarded("serve team list", as_json):
-        teams = site.store_of(folder).teams()
-    if as_json:
-        typer.echo(json.dumps([{"team": t, "revoked": r} for t, r in teams]))
-        return
-    for team, revoked in teams:
-        typer.echo(f"{team}{' (revoked)' if revoked else ''}")
 
 
 serve_app.command()(run)

@@ -18,7 +18,7 @@ from scorer.leaderboard.boards import Phase, iso
 from scorer.leaderboard.page import boards_html
 from scorer.leaderboard.render import render
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, Judge, judge
-from scorer.serve import site
+from scorer.serve import site, teams
 from scorer.serve.boards import empty
 from scorer.serve.settings import FRESH, Schedule, Stage, as_dict, change, current, stage_of
 from scorer.serve.site import Settings
@@ -313,8 +313,8 @@ class Server:
 
     def add_team(self, name: str) -> str:
         try:
-            return site.add_team(self.folder, name)
-        except site.NameTaken as exc:
+            return teams.add_team(self.folder, name)
+        except teams.NameTaken as exc:
             raise ServeError(
                 409, "team_taken", str(exc), team=exc.existing, revoked=exc.revoked
             ) from None

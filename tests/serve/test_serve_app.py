@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import pytest
-from support.serve_app import ask
+from support.serve_app import ask, browse
 from support.serve_live import SAMPLE, SOLUTION
 
-from scorer.serve import pages, settings, site
+from scorer.serve import pages, settings, site, teams
 from scorer.serve.app import HEADERS, build
 from scorer.serve.server import Server
 from scorer.serve.sqlcore import StoreUnavailable
@@ -27,11 +26,8 @@ from scorer.serve.uploads import stored_name, suffix_of
 def made(tmp_path: Path) -> tuple[Server, str]:
     folder = tmp_path / "srv"
     site.init(folder, SOLUTION, settings=site.Settings(title="t"))
-    token = site.add_team(folder, "alpha")
+    token = teams.add_team(folder, "alpha")
     return Server(folder, max_upload=SAMPLE.stat().st_size + 10), token
-
-
-T = TypeVar("T")
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -240,23 +236,6 @@ def test_a_length_given_twice_is_refused(made: tuple[Server, str]) -> None:
     assert json.loads(sent[1]["body"])["error"]["code"] == "bad_request"
 
 
-def browse(
-    server: Server, steps: Callable[[httpx.AsyncClient], Awaitable[T]], base: str = "http://test"
-) -> T:
-    """`steps` in one browser-like client of the app: it keeps cookies, and sends the
-    server's own `Origin` with every request, as a page of the server's does."""
-    app = build(server.folder, server, start=False)
-
-    async def go() -> T:
-        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-        async with httpx.AsyncClient(
-            transport=transport, base_url=base, headers={"Origin": base}
-        ) as client:
-            return await steps(client)
-
-    return asyncio.run(go())
-
-
 def test_a_pasted_token_is_trimmed_and_logs_in_with_a_strict_cookie(
     made: tuple[Server, str],
 ) -> None:
@@ -279,7 +258,7 @@ def test_a_wrong_revoked_or_replaced_token_is_told_so_in_plain_words(
     made: tuple[Server, str],
 ) -> None:
     server, token = made
-    other = site.add_team(server.folder, "beta")
+    other = teams.add_team(server.folder, "beta")
 
     async def log_in(page: httpx.AsyncClient, given: str) -> httpx.Response:
         return await page.post("/login", data={"token": given})

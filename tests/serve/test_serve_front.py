@@ -215,11 +215,11 @@ def test_after_the_end_the_page_says_uploads_are_closed(
     site.init(folder, SOLUTION, settings=site.Settings(title="t", end=end))
     server = Server(folder, workers=0)
     before = ask(server, "GET", "/").text
-    assert 'action="/upload"' in before and "Uploads end at 31 Jan 2027, 23:59 UTC." in before
+    assert 'href="/team"' in before and "Uploads end at 31 Jan 2027, 23:59 UTC." in before
     after = datetime.fromisoformat(end) + timedelta(seconds=1)
     monkeypatch.setattr(pages, "utc", lambda: after)
     page = ask(server, "GET", "/").text
-    assert 'action="/upload"' not in page and 'type="file"' not in page
+    assert 'href="/team"' not in page and 'type="file"' not in page
     assert "Uploads are closed" in page and "ended at 31 Jan 2027, 23:59 UTC" in page
 
 

@@ -77,6 +77,7 @@ def crawl(live: Live) -> tuple[dict[str, str], set[str]]:
                 ("/admin/submissions", {}),
                 ("/admin/audit", {}),
                 ("/admin/status", {}),
+                ("/admin/settings", {}),
             ]:
                 keep(who, f"/api/v1{route}", api.get(route, params=params))
             for ident in range(1, 6):

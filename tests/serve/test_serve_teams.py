@@ -5,7 +5,6 @@ test runs on both stores: SQLite in the folder, and PostgreSQL in a throwaway cl
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import stat
@@ -16,12 +15,12 @@ import httpx
 import psycopg
 import pytest
 from support.postgres_cluster import new_database, new_role
+from support.serve_app import ask, browse
 from support.serve_live import SAMPLE, SOLUTION
 from typer.testing import CliRunner
 
 from scorer.cli import app
-from scorer.serve import site
-from scorer.serve.app import build
+from scorer.serve import site, teams
 from scorer.serve.client import bearer
 from scorer.serve.postgres import PostgresStore
 from scorer.serve.server import Server
@@ -270,17 +269,6 @@ def test_a_web_role_of_an_older_database_adds_teams_once_the_organiser_upgraded_
     assert gone == (None,)
 
 
-def ask(server: Server, method: str, url: str, **options: Any) -> httpx.Response:
-    application = build(server.folder, server, start=False)
-
-    async def go() -> httpx.Response:
-        transport = httpx.ASGITransport(app=application, raise_app_exceptions=False)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            return await client.request(method, url, **options)
-
-    return asyncio.run(go())
-
-
 def test_the_api_refuses_a_team_taken_with_its_own_code(tmp_path: Path, db: str | None) -> None:
     folder = tmp_path / "srv"
     admin = site.init(folder, SOLUTION, settings=site.Settings(title="t", db=db))
@@ -308,7 +296,7 @@ def test_a_team_a_lock_holds_is_told_its_uploads_are_closed_everywhere(
     folder = tmp_path / "srv"
     settings = site.Settings(title="t", db=db, daily_limit=5, total_limit=1)
     site.init(folder, SOLUTION, settings=settings)
-    token = site.add_team(folder, "alpha")
+    token = teams.add_team(folder, "alpha")
     server = Server(folder, workers=0, max_upload=SAMPLE.stat().st_size + 10)
     head = {"Authorization": f"Bearer {token}"}
     files = {"file": ("a.csv", SAMPLE.read_bytes())}
@@ -327,6 +315,10 @@ def test_a_team_a_lock_holds_is_told_its_uploads_are_closed_everywhere(
         0,
     )
     assert closed in error["message"] and "contact the organiser" in error["message"]
-    form = {"token": (None, token), "file": ("a.csv", SAMPLE.read_bytes())}
-    page = ask(server, "POST", "/upload", files=form)
+
+    async def steps(page: httpx.AsyncClient) -> httpx.Response:
+        await page.post("/login", data={"token": token})
+        return await page.post("/upload", files=files)
+
+    page = browse(server, steps)
     assert page.status_code == 429 and closed in page.text and "contact the organiser" in page.text
