@@ -3,6 +3,7 @@ for its verdict. The standard library's HTTP client only: a participant installs
 
 from __future__ import annotations
 
+import http.client
 import ipaddress
 import json
 import secrets
@@ -144,6 +145,49 @@ def redirected(exc: urllib.error.HTTPError, asked: str) -> UsageError:
     )
 
 
+class _HearsTheAnswer:
+    """A connection that stops sending a body the server has stopped reading (it answered
+    early, a 401 for a wrong token, and closed: the next block sent meets a broken pipe or
+    a reset), so that the answer it already sent is read and reported, not the pipe."""
+
+    _cut = False
+
+    def send(self, data: Any) -> None:
+        if self._cut:
+            return
+        try:
+            super().send(data)  # type: ignore[misc]  # http.client's, after this in the MRO
+        except (BrokenPipeError, ConnectionResetError):
+            # the server's answer, if any, waits to be read: `getresponse` reads it, or
+            # finds none and raises (`RemoteDisconnected`, an `OSError`)
+            self._cut = True
+
+
+class _HTTPConnection(_HearsTheAnswer, http.client.HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_HearsTheAnswer, http.client.HTTPSConnection):
+    pass
+
+
+class HearsTheAnswer(urllib.request.HTTPHandler):
+    """urllib's handler of http://, over `_HearsTheAnswer` connections."""
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_HTTPConnection, req)
+
+
+class HearsTheAnswerTLS(urllib.request.HTTPSHandler):
+    """urllib's handler of https://, over `_HearsTheAnswer` connections (its TLS settings
+    unchanged: `do_open` is given the same arguments, with the connection class swapped)."""
+
+    def do_open(
+        self, http_class: Any, req: urllib.request.Request, **http_conn_args: Any
+    ) -> http.client.HTTPResponse:
+        return super().do_open(_HTTPSConnection, req, **http_conn_args)
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The server's last word on an upload: its submission and the team's quota."""
@@ -162,7 +206,11 @@ class Client:
     def __init__(self, url: str, token: str, insecure_http: bool = False) -> None:
         self.api = api_address(url, insecure_http)
         self.token = bearer(token)
-        handlers: list[urllib.request.BaseHandler] = [NoRedirect()]
+        handlers: list[urllib.request.BaseHandler] = [
+            NoRedirect(),
+            HearsTheAnswer(),
+            HearsTheAnswerTLS(),
+        ]
         if loopback(urllib.parse.urlsplit(self.api).hostname or ""):
             # a proxy of the environment (http_proxy) would get the token in clear, and could
             # not reach this machine's server anyway

@@ -3,6 +3,7 @@ parent is busy, workers that die with their parent, and no temporary file left b
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -46,21 +47,45 @@ def worker_dirs() -> set[str]:
     return {p.name for p in Path(tempfile.gettempdir()).glob("scorer-worker-*")}
 
 
+def children() -> set[int]:
+    """This process's children, a killed one too until it is reaped (it stays a zombie)."""
+    found: set[int] = set()
+    for task in Path("/proc/self/task").glob("*/children"):
+        with contextlib.suppress(FileNotFoundError):  # a thread that just ended
+            found.update(int(pid) for pid in task.read_text().split())
+    return found
+
+
+def workers_started_since(before: set[int]) -> list[int]:
+    """The children started since `before` was taken, but multiprocessing's resource tracker
+    (started with the first spawned worker, it lives as long as this process)."""
+
+    def tracker(pid: int) -> bool:
+        try:
+            return b"resource_tracker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except FileNotFoundError:
+            return False
+
+    return [pid for pid in children() - before if not tracker(pid)]
+
+
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux /proc")
 
 
 def test_the_watchdog_kills_while_the_parent_prepares_the_next_upload(tmp_path: Path) -> None:
     """The limits are kept by a thread of their own: a worker over its time is killed while
     the parent is still busy copying the next upload (it ran 8.9 s past a 3 s limit)."""
-    pid_file = tmp_path / "pid"
     seen_dead = []
+    started_before = children()
 
     def jobs() -> Iterator[tuple[int, Path]]:
-        yield 0, pid_file
-        assert wait_for(pid_file.exists)
-        pid = int(pid_file.read_text())
-        time.sleep(4.0)  # the parent copying a large upload: 4 s against a 1 s limit
-        seen_dead.append(not alive(pid))
+        yield 0, tmp_path / "pid"
+        # The worker is found among this process's children, not by the pid `sleepy` writes:
+        # its time runs from the moment its job is sent, and on a busy machine a worker still
+        # loading is killed before it judges. The parent stays here, busy preparing the next
+        # upload, until that worker is dead: only a watchdog of its own can kill it meanwhile.
+        (worker,) = workers_started_since(started_before)
+        seen_dead.append(wait_for(lambda: not alive(worker)))
 
     before = worker_dirs()
     with Workers(TASK, workers=1, budget=1 << 40, timeout=1.0, judge=sleepy) as workers:
@@ -101,9 +126,44 @@ def test_workers_die_with_their_parent(tmp_path: Path) -> None:
         parent.kill()
 
 
+#: `python -c HELD REACHED MARK ARGS…`: `python -m scorer ARGS…` with its work held until
+#: Ctrl-C, so that the signal comes while the command is certainly busy, however loaded the
+#: machine. "imports": the import of polars stops, Ctrl-C blocked, once it has touched the file
+#: MARK; the Ctrl-C that comes is then delivered there, as a real one would be. "workers": the
+#: workers judge with `slow_judges.hanging`, which leaves a file in its worker's temporary
+#: folder, then hangs until the worker is killed.
+HELD = """
+import functools, runpy, signal, sys
+from pathlib import Path
+
+reached, mark = sys.argv[1:3]
+del sys.argv[1:3]
+if reached == "imports":
+
+    class HeldImport:
+        def find_spec(self, name, path=None, target=None):
+            if name == "polars":
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+                Path(mark).touch()
+                signal.sigwait({signal.SIGINT})
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+                signal.raise_signal(signal.SIGINT)
+            return None
+
+    sys.meta_path.insert(0, HeldImport())
+else:
+    from support.slow_judges import hanging
+    from scorer.leaderboard import batch
+
+    batch.Isolation = functools.partial(batch.Isolation, judge=hanging)
+runpy.run_module("scorer", run_name="__main__", alter_sys=True)
+"""
+
+
 def interrupted_when(reached: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    """`scorer leaderboard score --json` on the demo, sent Ctrl-C (SIGINT) the moment it has
-    `reached` "imports" (polars is being loaded) or "workers" (a worker has loaded it)."""
+    """`scorer leaderboard score --json` on the demo, sent Ctrl-C (SIGINT, to its process
+    group, as a terminal sends it) once it has `reached` "imports" (polars is being loaded)
+    or "workers" (a worker is judging), held there until the signal comes (`HELD`)."""
     demo = tmp_path / "demo"
     made = subprocess.run(
         [sys.executable, "-m", "scorer", "leaderboard", "demo", str(demo)],
@@ -112,10 +172,7 @@ def interrupted_when(reached: str, tmp_path: Path) -> subprocess.CompletedProces
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert made.returncode == 0
-    command = [
-        sys.executable,
-        "-m",
-        "scorer",
+    arguments = [
         "leaderboard",
         "score",
         str(demo / "manifest.csv"),
@@ -125,26 +182,34 @@ def interrupted_when(reached: str, tmp_path: Path) -> subprocess.CompletedProces
         str(demo / "b.db"),
         "--json",
     ]
+    mark, temporary = tmp_path / "loading-polars", tmp_path / "tmp"
+    temporary.mkdir()
     process = subprocess.Popen(
-        command,
+        [sys.executable, "-c", HELD, reached, str(mark), *arguments],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), str(TESTS)]),
+            "TMPDIR": str(temporary),  # where the workers' folders are made
+        },
+        start_new_session=True,  # a process group of its own, for Ctrl-C
     )
 
     def there() -> bool:
         if reached == "imports":
-            return "polars" in Path(f"/proc/{process.pid}/maps").read_text()
-        children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
-        # a worker that has loaded polars: started, and judging (the instant a worker is
-        # started, Ctrl-C is ignored, so that the worker starts ignoring it)
-        return any("polars" in Path(f"/proc/{pid}/maps").read_text() for pid in children)
+            return mark.exists()
+        return any(temporary.glob("scorer-worker-*/unpacked.csv"))
 
-    assert wait_for(there), f"never reached {reached}"
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
-    return subprocess.CompletedProcess(command, process.returncode, out, err)
+    try:
+        assert wait_for(lambda: there() or process.poll() is not None, seconds=120.0)
+        assert there(), f"never reached {reached}: {process.communicate()}"
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    return subprocess.CompletedProcess(arguments, process.returncode, out, err)
 
 
 @pytest.mark.parametrize("reached", ["imports", "workers"])

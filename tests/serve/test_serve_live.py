@@ -10,6 +10,7 @@ import csv
 import json
 import signal
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +23,7 @@ from support.postgres_cluster import new_database
 from support.serve_live import BROKEN, POPULAR, SAMPLE, SOLUTION, Live, scorer
 
 from scorer.api import score
+from scorer.serve.client import Client, ServerRefused
 
 PUBLIC = {SAMPLE: score(SAMPLE, SOLUTION).public, POPULAR: score(POPULAR, SOLUTION).public}
 
@@ -357,6 +359,37 @@ def test_scorer_submit_keeps_its_message_and_refuses_a_bad_one_before_sending(
     with live.client("beta") as beta:
         (only,) = beta.get("/submissions").json()["submissions"]
     assert (only["filename"], only["description"]) == (SAMPLE.name, "first try: the sample")
+
+
+def test_scorer_submit_reports_the_answer_of_a_server_that_stops_reading_the_body(
+    tmp_path: Path,
+) -> None:
+    """A server that answers 401 on the headers and closes, the body unread: the client's
+    next block meets a broken pipe or a reset, and the answer already sent is reported."""
+    body = json.dumps({"error": {"code": "unauthorized", "message": "no such token"}}).encode()
+    answer = (
+        b"HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)
+    )
+    big = tmp_path / "big.csv"
+    big.write_bytes(b"0" * (64 << 20))  # far more than the sockets' buffers hold
+    with socket.create_server(("127.0.0.1", 0)) as server:
+
+        def answer_early() -> None:
+            peer, _ = server.accept()
+            with peer:
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    head += peer.recv(1 << 16)
+                peer.sendall(answer)  # then closed with the body unread: a reset follows
+
+        early = threading.Thread(target=answer_early)
+        early.start()
+        client = Client(f"http://127.0.0.1:{server.getsockname()[1]}", "x" * 43)
+        with pytest.raises(ServerRefused) as refused:
+            client.upload(big)
+        early.join()
+    assert (refused.value.status, refused.value.error["code"]) == (401, "unauthorized")
 
 
 def test_the_admin_adds_teams_and_reads_every_submission_and_the_audit(live: Live) -> None:
