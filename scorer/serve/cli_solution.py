@@ -12,19 +12,15 @@ import typer
 from scorer.serve.cli_team import AsJson, Folder
 from scorer.shell import guarded
 
+_TARGETS = "The target users, checked to be the server's (they never change)."
+
 
 def solution(
     folder: Folder,
     new: Annotated[
         Path, typer.Option("--solution", metavar="FILE", help="The fixed hidden solution.")
     ],
-    targets: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="FILE",
-            help="The target users, checked to be the server's (they never change).",
-        ),
-    ] = None,
+    targets: Annotated[Path | None, typer.Option(metavar="FILE", help=_TARGETS)] = None,
     as_json: AsJson = False,
 ) -> None:
     """Replace the hidden solution of a server, running or not: checked first, as at `init`,
