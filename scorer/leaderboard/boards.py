@@ -106,12 +106,14 @@ class Unranked:
 @dataclass(frozen=True)
 class Stale:
     """The shown boards are not the latest word: a run started after the one they come from
-    has not finished (it is under way, or was interrupted). `reasons`: what it changes."""
+    has not finished (it is under way, or was interrupted). `reasons`: what it changes.
+    `rescore`: a server's boards, judged again against a new solution as they are shown."""
 
     reasons: tuple[str, ...]
     started_at: datetime
     judged: int
     total: int
+    rescore: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {

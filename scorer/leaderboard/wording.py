@@ -99,6 +99,12 @@ def stale(boards: Boards) -> str:
     found = boards.stale
     if found is None:
         return ""
+    if found.rescore:
+        return (
+            f"Being rescored: a new solution came at {utc(found.started_at)}, and every "
+            f"submission is judged again against it ({found.judged:,} of {found.total:,} so "
+            "far). Until they all are, these boards hold only those judged again."
+        )
     source = (
         f"the run that finished at {utc(boards.as_of)}"
         if boards.as_of is not None

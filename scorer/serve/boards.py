@@ -14,12 +14,13 @@ import threading
 import time
 import traceback
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
 
 import numpy as np
 
 from scorer.competition import Competition, Split
-from scorer.leaderboard.boards import Boards, Phase, build, iso
+from scorer.leaderboard.boards import Boards, Phase, Stale, build, iso
 from scorer.leaderboard.page import boards_html
 from scorer.leaderboard.render import render
 from scorer.leaderboard.store import Fingerprint, Record, Run
@@ -89,7 +90,19 @@ def current(store: SqlStore, competition: Competition, phase: Phase) -> Boards:
     """The boards of the store's verdicts now, as a worker publishes them next (`scorer
     serve show`: the organiser's, who may read the final ones before the reveal)."""
     source = Verdicts(store, competition, UNKNOWN, store.last_change())
-    return build(source, phase, before=_frozen(store, phase))
+    return built(source, phase)
+
+
+def built(source: Verdicts, phase: Phase) -> Boards:
+    """The boards of a phase, saying so while a new solution's rescore is under way."""
+    boards = build(source, phase, before=_frozen(source.store, phase))
+    under_way = source.store.rescoring()
+    if under_way is None:
+        return boards
+    since = datetime.fromisoformat(under_way.solution.since)
+    total = under_way.solution.total
+    stale = Stale(("a new solution",), since, under_way.judged, total, rescore=True)
+    return replace(boards, stale=stale)
 
 
 def _frozen(store: SqlStore, phase: Phase) -> datetime | None:
@@ -143,6 +156,6 @@ class Publisher:
         revealed = self.store.revealed() is not None
         as_of = "" if change[1] is None else iso(change[1])
         for phase in (Phase.PUBLIC, Phase.FINAL) if revealed else (Phase.PUBLIC,):
-            boards = build(source, phase, before=_frozen(self.store, phase))
+            boards = built(source, phase)
             html = "\n".join(boards_html(boards))
             self.store.publish(str(phase), change[0], as_of, render(boards, "json"), html)

@@ -23,6 +23,7 @@ from scorer.leaderboard.render import Format
 from scorer.serve import settings as config
 from scorer.serve import site
 from scorer.serve.cli_run import run, worker
+from scorer.serve.cli_solution import solution
 from scorer.serve.cli_team import AsJson, Folder, team_app
 from scorer.shell import CompetitionFile, emit, guarded
 
@@ -144,6 +145,7 @@ def init(
 
 serve_app.command()(run)
 serve_app.command()(worker)
+serve_app.command()(solution)
 
 
 @serve_app.command("settings")

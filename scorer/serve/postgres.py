@@ -210,6 +210,17 @@ class PostgresStore(SqlStore):
             for seq, chunk in enumerate(chunks) if source.stat().st_size else [(0, b"")]:
                 self._run(db, f"INSERT INTO {table} VALUES (?, ?, ?)", name, seq, chunk)
 
+    def _keep_hidden(self, db: Connection, name: str, source: Path) -> None:
+        self._run(db, "DELETE FROM hidden WHERE name = ?", name)
+        self._keep(db, name, source, "hidden")
+
+    def solution_into(self, path: Path) -> None:
+        whole = path.with_name(f".{path.name}.new")
+        if self.fetch(path.name, whole, hidden=True) is None:
+            whole.unlink()
+            raise FileNotFoundError(f"no {path.name} in the database")
+        os.replace(whole, path)
+
     def _clocked(self, db: Connection) -> None:
         """A clock other than the real one (the tests'), for the functions of this
         transaction: they take it from the owner's session only (`pgrules.scorer_now`)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from scorer.leaderboard.runs import KEPT_FAILURES, Saved
 from scorer.leaderboard.schema import Status as Judged
 from scorer.leaderboard.store import Fingerprint
 from scorer.serve.sqlcore import Connection, SqlCore
-from scorer.serve.store import LEASE, Counted, Job
+from scorer.serve.store import LEASE, ON_BOARD, Counted, Job
 
 #: A verdict's columns, as `_saved` reads them.
 _VERDICT = (
@@ -34,6 +35,31 @@ _NEXT = (
     " WHERE status = 'scoring' GROUP BY team) b ON b.team = q.team"
     " ORDER BY coalesce(b.held, 0), q.id LIMIT 1"
 )
+
+
+#: Queue a job again: its claim ended (its verdict, if any, stays until another is written).
+_REQUEUE = "UPDATE submissions SET status = 'queued', claim = NULL"
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A solution put in place of another (`Queue.rescore`): its sha256 and the one before
+    (`was`), when (`since`), the last submission made before it (`upto`) and how many of
+    those are to have a verdict against it (`total`: all but the failures refunded)."""
+
+    sha256: str
+    was: str
+    since: str
+    upto: int = 0
+    total: int = 0
+
+
+@dataclass(frozen=True)
+class Rescoring:
+    """A rescore under way: its solution, and how many of its submissions are judged."""
+
+    solution: Solution
+    judged: int
 
 
 class Queue(SqlCore):
@@ -82,12 +108,20 @@ class Queue(SqlCore):
     def finish_job(self, job: Job, verdict: Saved, counted: Counted | None, now: datetime) -> bool:
         """Write a job's verdict whole, per-user scores included, once, under the claim that
         holds it: a job no longer `scoring`, or claimed since by another worker, keeps its
-        verdict (and this one writes nothing)."""
+        verdict (and this one writes nothing). A verdict judged against another solution than
+        the store's (`rescore`: replaced meanwhile) is not written either: its job is queued
+        again. A submission judged again keeps the limit it counted toward: an organiser's
+        fix neither spends nor refunds a team's uploads."""
         with self._write() as db:
+            if not self._current(db, verdict.fingerprint.solution_hash):
+                requeue = f"{_REQUEUE} WHERE id = ? AND claim = ? AND status = 'scoring'"
+                self._run(db, requeue, job.id, job.claim)
+                return False
             changed = self._run(
                 db,
-                "UPDATE submissions SET status = ?, counted = ?, finished_at = ?"
-                " WHERE id = ? AND status = 'scoring' AND claim = ?",
+                "UPDATE submissions SET status = ?,"
+                " counted = CASE WHEN finished_at IS NULL THEN ? ELSE counted END,"
+                " finished_at = ? WHERE id = ? AND status = 'scoring' AND claim = ?",
                 str(verdict.status),
                 None if counted is None else str(counted),
                 now.isoformat(),
@@ -99,6 +133,77 @@ class Queue(SqlCore):
                 detail = {"id": job.id, "verdict": str(verdict.status), "counted": counted}
                 self._log(db, now, "verdict", detail)
         return bool(changed)
+
+    def _current(self, db: Connection, solution_hash: str) -> bool:
+        """Whether `solution_hash` is the solution the store judges against (`rescore`); a
+        store whose solution was never replaced takes the one it was made with."""
+        row = self._run(db, "SELECT value FROM state WHERE key = 'solution'").fetchone()
+        return row is None or json.loads(row[0])["sha256"] == solution_hash
+
+    def solution(self) -> Solution | None:
+        """The solution the organiser put in place of the first (`rescore`), if any."""
+        row = self._read("SELECT value FROM state WHERE key = 'solution'").fetchone()
+        return None if row is None else Solution(**json.loads(row[0]))
+
+    def rescore(self, new: Solution, name: str, source: Path) -> int:
+        """Make `new` the solution every verdict is judged against, in one transaction: its
+        file (`source`) kept under `name` by a store that `HOLDS_FILES`, named in the state,
+        and every submission on the boards or being judged queued again, its verdict removed,
+        to be judged against it; how many. Audited with both solutions' sha256."""
+        with self._write() as db:
+            self._keep_hidden(db, name, source)
+            ids = [
+                int(i)
+                for (i,) in self._run(
+                    db,
+                    "UPDATE submissions AS s SET status = 'queued', claim = NULL"
+                    f" WHERE s.status = 'scoring' OR ({ON_BOARD}) RETURNING id",
+                ).fetchall()
+            ]
+            for table in ("per_user", "verdicts"):
+                self._run(
+                    db,
+                    f"DELETE FROM {table} WHERE submission IN"
+                    " (SELECT id FROM submissions WHERE status = 'queued')",
+                )
+            upto, total = self._run(  # every one but the refunded failures is queued now
+                db,
+                "SELECT coalesce(max(id), 0), count(*) FILTER (WHERE status = 'queued')"
+                " FROM submissions",
+            ).fetchone()
+            moved = replace(new, upto=int(upto), total=int(total))
+            self._run(
+                db,
+                "INSERT INTO state VALUES ('solution', ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                json.dumps(asdict(moved), sort_keys=True),
+            )
+            detail = {"was": new.was, "now": new.sha256, "rescored": len(ids)}
+            self._log(db, datetime.fromisoformat(new.since), "solution", detail)
+        return len(ids)
+
+    def _keep_hidden(self, db: Connection, name: str, source: Path) -> None:
+        """Keep the solution's bytes in the store, in place of the ones before, for the
+        workers of other machines (a store that `HOLDS_FILES`)."""
+
+    def solution_into(self, path: Path) -> None:
+        """Bring the solution the store names to `path`, where a worker reads it: a store
+        that `HOLDS_FILES` writes it there whole, then in place at once; in a server's folder
+        `scorer serve solution` put it there itself."""
+
+    def rescoring(self) -> Rescoring | None:
+        """The rescore under way (`rescore`), until every submission made before the new
+        solution has its verdict against it: the solution, and how many have one so far."""
+        solution = self.solution()
+        if solution is None:
+            return None
+        (left,) = self._read(
+            "SELECT count(*) FROM submissions WHERE status IN ('queued', 'scoring') AND id <= ?",
+            solution.upto,
+        ).fetchone()
+        if not left:
+            return None
+        return Rescoring(solution, max(0, solution.total - int(left)))
 
     def _write_verdict(
         self, db: Connection, submission: int, verdict: Saved, now: datetime
@@ -172,7 +277,7 @@ class Queue(SqlCore):
         """Queue again the jobs whose claim ended: every one left `scoring` (a server that
         starts is the only one: a stop, kill -9 included, left them), or with `now`, those
         whose lease is over (a worker that died); how many. The audit log names them."""
-        requeue = "UPDATE submissions SET status = 'queued', claim = NULL WHERE status = 'scoring'"
+        requeue = f"{_REQUEUE} WHERE status = 'scoring'"
         over, args = ("", ()) if now is None else (" AND lease_until < ?", (now.isoformat(),))
         with self._write() as db:
             rows = self._run(db, f"{requeue}{over} RETURNING id", *args).fetchall()
@@ -187,8 +292,7 @@ class Queue(SqlCore):
             return sum(
                 self._run(
                     db,
-                    "UPDATE submissions SET status = 'queued', claim = NULL"
-                    " WHERE id = ? AND claim = ? AND status = 'scoring'",
+                    f"{_REQUEUE} WHERE id = ? AND claim = ? AND status = 'scoring'",
                     job.id,
                     job.claim,
                 ).rowcount

@@ -23,6 +23,7 @@ from scorer.serve.sqlsessions import Sessions
 from scorer.serve.sqlstate import StateStore
 from scorer.serve.sqlteams import TeamStore
 from scorer.serve.store import (
+    ON_BOARD,
     Counted,
     Decision,
     Entry,
@@ -44,15 +45,8 @@ _ENTRY = (
     " LEFT JOIN picks p ON p.submission = s.id"
 )
 
-#: The submissions on the boards: judged, and not a failure refunded (the server's, not the
-#: team's file's); `serve export` writes exactly these.
-ON_BOARD = (
-    "s.status IN ('scored', 'rejected', 'failed')"
-    " AND NOT (s.status = 'failed' AND s.counted IS NULL)"
-)
-
 #: The events that change the boards.
-CHANGES = ("verdict", "picks", "reveal", "settings", "frozen")
+CHANGES = ("verdict", "picks", "reveal", "settings", "frozen", "solution")
 
 
 class SqlStore(Queue, TeamStore, Sessions, StateStore):

@@ -41,6 +41,13 @@ class Counted(StrEnum):
     REJECTED = "rejected"
 
 
+#: The submissions on the boards: judged, and not a failure refunded (the server's, not the
+#: team's file's); `serve export` writes exactly these.
+ON_BOARD = (
+    "s.status IN ('scored', 'rejected', 'failed')"
+    " AND NOT (s.status = 'failed' AND s.counted IS NULL)"
+)
+
 #: The limits an organiser may set for one team, over the competition's.
 TEAM_LIMITS = ("daily", "rejected", "total")
 

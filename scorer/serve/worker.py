@@ -40,6 +40,10 @@ IDLE = 1.0
 REFUNDED = "the server could not score this submission; it counts toward no limit: upload it again"
 
 
+#: A verdict the store did not take (`Queue.finish_job`).
+NOT_WRITTEN = "judged, but not written: claimed since by another worker, or a new solution came"
+
+
 def say(line: str) -> None:
     """A line of the worker's log, on stderr (submission ids only: names are the teams')."""
     print(f"scorer serve worker: {line}", file=sys.stderr, flush=True)
@@ -57,6 +61,10 @@ def counted(verdict: Saved) -> tuple[Saved, Counted | None]:
         return verdict, Counted.REJECTED
     refunded = error_object(Failure.INTERNAL_ERROR, REFUNDED)
     return dataclasses.replace(verdict, error=refunded, per_user={}), None
+
+
+class NotInPlace(Exception):
+    """The store names a solution the worker cannot find (`Worker._judging`)."""
 
 
 class Worker:
@@ -80,11 +88,13 @@ class Worker:
         self.cancel = isolation.cancel or threading.Event()
         isolation = dataclasses.replace(isolation, cancel=self.cancel)
         self.slots = max(1, isolation.workers)
+        self.solution, self.competition, self.isolation = solution, competition, isolation
         self.judging = Judging(solution, competition, isolation, home, slots=self.slots)
         self.boards = Publisher(store, competition, self.judging.fingerprint, self.cancel)
         self.schedule = schedule
         self._held: set[Job] = set()
         self._lock = threading.Lock()  # guards `_held`
+        self._reload = threading.Lock()  # one slot reads a new solution, for all
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -135,9 +145,17 @@ class Worker:
         try:
             while not self.cancel.is_set():
                 try:
+                    judging = self._judging()
+                    if slot.judging is not judging:  # a new solution: a new process for it
+                        slot.close()
+                        slot = Slot(judging)
                     jobs = self.store.claim_jobs(utc(), 1, self.lease)
                 except StoreUnavailable as exc:  # the database away: tried again
                     say(f"cannot reach the database ({exc}); trying again")
+                    self.cancel.wait(IDLE)
+                    continue
+                except NotInPlace as exc:  # the organiser's command half done: waited for
+                    say(str(exc))
                     self.cancel.wait(IDLE)
                     continue
                 except Exception:  # a full disk, a bug: told, tried again
@@ -153,6 +171,29 @@ class Worker:
         finally:
             slot.close()
 
+    def _judging(self) -> Judging:
+        """What uploads are judged against now: the solution the store names (`Queue.rescore`:
+        the organiser replaced it), read again, and fetched again from a store that holds
+        it, when it is not the one at hand."""
+        wanted = self.store.solution()
+        if wanted is None or wanted.sha256 == self.judging.fingerprint.solution_hash:
+            return self.judging
+        with self._reload:
+            if wanted.sha256 != self.judging.fingerprint.solution_hash:
+                self.store.solution_into(self.solution)
+                judging = Judging(
+                    self.solution, self.competition, self.isolation, self.home, slots=self.slots
+                )
+                if judging.fingerprint.solution_hash != wanted.sha256:
+                    raise NotInPlace(
+                        f"the solution at hand is not the one the store names ({wanted.sha256});"
+                        " waiting for it (`scorer serve solution` not finished: run it again)"
+                    )
+                say(f"judging against the new solution {wanted.sha256}")
+                self.judging = judging
+                self.boards.fingerprint = judging.fingerprint
+        return self.judging
+
     def _finish(self, slot: Slot, job: Job) -> bool:
         """Judge one job and write its verdict; whether the store took it. A job that
         could not be finished goes back to the queue, counted toward nothing new."""
@@ -163,7 +204,7 @@ class Worker:
                 if entry is None:  # cannot be: a submission is never deleted
                     return True
                 name = Path(entry.path).name
-                verdict = self.store.reusable(entry.sha256, self.judging.fingerprint, name)
+                verdict = self.store.reusable(entry.sha256, slot.judging.fingerprint, name)
                 if verdict is None:
                     scratch.mkdir(mode=0o700)
                     verdict = self._judge(slot, job, entry.path, entry.sha256, scratch)
@@ -171,7 +212,7 @@ class Worker:
                 if told is not verdict:  # the server's failure: the organiser's to read
                     say(f"submission {job.id}: failed on the server: {verdict.error}")
                 written = self.store.finish_job(job, told, limit, utc())
-                said = told.status if written else "judged, but claimed since by another worker"
+                said = told.status if written else NOT_WRITTEN
                 say(f"submission {job.id}: {said}")
                 self.boards.nudge()
                 return True
@@ -197,7 +238,7 @@ class Worker:
             found = self.store.upload_file(job.id, path, sha256, scratch)
         except ValueError as exc:  # `postgres.Tampered`
             error = error_object(Failure.INTERNAL_ERROR, str(exc))
-            return Saved(self.judging.fingerprint, Judged.FAILED, sha256, None, error, 0.0, {})
+            return Saved(slot.judging.fingerprint, Judged.FAILED, sha256, None, error, 0.0, {})
         return slot.judge(found, sha256)
 
     def _release(self, job: Job) -> None:

@@ -131,11 +131,14 @@ def test_workers_die_with_their_parent(tmp_path: Path) -> None:
 #: machine. "imports": the import of polars stops, Ctrl-C blocked, once it has touched the file
 #: MARK; the Ctrl-C that comes is then delivered there, as a real one would be. "workers": the
 #: workers judge with `slow_judges.hanging`, which leaves a file in its worker's temporary
-#: folder, then hangs until the worker is killed.
+#: folder, then hangs until the worker is killed. Ctrl-C is first what it is in a terminal:
+#: tests started in the background by a shell without job control inherit it ignored, and a
+#: Python started so never raises KeyboardInterrupt.
 HELD = """
 import functools, runpy, signal, sys
 from pathlib import Path
 
+signal.signal(signal.SIGINT, signal.default_int_handler)
 reached, mark = sys.argv[1:3]
 del sys.argv[1:3]
 if reached == "imports":

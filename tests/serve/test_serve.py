@@ -4,6 +4,7 @@ throwaway cluster (skipped, with the reason, where none can be started)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import threading
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from scorer.leaderboard.runs import Saved
 from scorer.leaderboard.schema import Status as Judged
 from scorer.leaderboard.store import Fingerprint
 from scorer.serve.postgres import CHUNK, PostgresStore, Tampered
+from scorer.serve.queue import Rescoring, Solution
 from scorer.serve.sql import SqlStore
 from scorer.serve.sqlcore import TeamTaken
 from scorer.serve.sqlite import SqliteStore
@@ -532,3 +534,46 @@ def test_a_session_opens_the_team_s_page_until_it_expires_or_its_token_changes(
     assert store.revoke_team("alpha", NOW)
     assert store.session_team("s5") is None and store.revoked(digest("new"))
     assert not store.open_session(team, "s6", digest("new"), hours)
+
+
+def test_a_new_solution_sends_every_judged_submission_to_be_judged_again(
+    opens: Opens, tmp_path: Path
+) -> None:
+    """`rescore`: the verdicts on the boards and the jobs being judged go back to the queue in
+    one transaction, audited with both sha256; a verdict judged against the old solution is
+    not written after it; the limits each submission counted toward do not move."""
+    store, team = store_with_team(opens, Limits(daily=None))
+    for n in range(4):
+        accept(store, team, NOW, f"{n}" * 64, 1, f"u/{n}")
+    jobs = store.claim_jobs(NOW, 4)
+    assert done(store, jobs[0], Status.SCORED, 0.5, Counted.DAILY)
+    assert done(store, jobs[1], Status.REJECTED, None, Counted.REJECTED)
+    assert done(store, jobs[2], Status.FAILED, None, None)  # refunded: not on the boards
+    held = jobs[3]  # still being judged against the old solution
+    assert store.rescoring() is None
+    new = Solution("n" * 64, "s" * 64, NOW.isoformat())
+    source = tmp_path / "new.csv"
+    source.write_bytes(b"user_id,edition_id\n")
+    assert store.rescore(new, "solution.csv", source) == 3
+    ids = [job.id for job in jobs]
+    assert store.solution() == Solution("n" * 64, "s" * 64, NOW.isoformat(), ids[3], total=3)
+    status = {e.id: e.status for e in store.entries()}
+    assert [status[i] for i in ids] == ["queued", "queued", "failed", "queued"]
+    assert store.records() == [] and store.saved(ids[0]) is None
+    assert store.rescoring() == Rescoring(store.solution(), 0)  # type: ignore[arg-type]
+    (event,) = [e for e in store.audit() if e["event"] == "solution"]
+    assert (event["was"], event["now"], event["rescored"]) == ("s" * 64, "n" * 64, 3)
+    assert store.last_change()[0] == event["id"]  # the boards are built again
+    # the old claim's verdict, and any judged against the old solution, are not written
+    assert not done(store, held, Status.SCORED, 0.5, Counted.DAILY)
+    again = store.claim_jobs(NOW, 4)
+    assert [job.id for job in again] == [ids[0], ids[1], ids[3]]
+    old = verdict(Status.SCORED, 0.7)
+    assert not store.finish_job(again[0], old, Counted.DAILY, NOW)
+    assert store.entry(ids[0]).status == "queued"  # type: ignore[union-attr]
+    fixed = dataclasses.replace(old, fingerprint=Fingerprint("n" * 64, "1.0", "{}"))
+    assert store.finish_job(again[1], fixed, Counted.DAILY, NOW)  # was rejected: now scored
+    assert store.rescoring() == Rescoring(store.solution(), 1)  # type: ignore[arg-type]
+    assert store.entry(ids[1]).counted is Counted.REJECTED  # type: ignore[union-attr]
+    (record,) = store.records()
+    assert (record.id, record.public) == (ids[1], 0.7)

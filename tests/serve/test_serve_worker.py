@@ -5,33 +5,23 @@ sent again reuse that verdict; nothing of a job is left in the worker's folder."
 
 from __future__ import annotations
 
-import hashlib
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from support.paths import ROOT
 from support.postgres_cluster import new_database
+from support.serve_live import until, upload
 from support.slow_judges import hanging
 
 from scorer.api import score
 from scorer.competition import LOST_ITEMS
 from scorer.leaderboard.batch import Isolation
 from scorer.serve import site
-from scorer.serve.sql import SqlStore
 from scorer.serve.store import Status
 from scorer.serve.worker import Worker
 
 SOLUTION, SAMPLE = ROOT / "data" / "solution.csv", ROOT / "data" / "sample_submission.csv"
-
-
-def until(done: Callable[[], bool], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not done():
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -40,20 +30,6 @@ def folder(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     url = None if request.param == "sqlite" else new_database(request.getfixturevalue("postgres"))
     site.init(tmp_path / "srv", SOLUTION, settings=site.Settings(title="t", db=url))
     return tmp_path / "srv"
-
-
-def upload(store: SqlStore, folder: Path, team: int, name: str) -> int:
-    """`SAMPLE` accepted as the server accepts an upload: in its folder, and in a store
-    that holds the files, in the database."""
-    kept = folder / site.UPLOADS / name / "mine.csv"
-    kept.parent.mkdir()
-    kept.write_bytes(SAMPLE.read_bytes())
-    path = str(kept.relative_to(folder))
-    source = kept if store.HOLDS_FILES else None
-    sha = hashlib.sha256(kept.read_bytes()).hexdigest()
-    ident = store.accept_upload(team, sha, kept.stat().st_size, path, ".csv", source).id
-    assert ident is not None
-    return ident
 
 
 def test_a_stopped_worker_hands_its_job_back_and_the_next_keeps_the_verdict_whole(

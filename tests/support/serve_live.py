@@ -3,6 +3,7 @@ as a subprocess on a free loopback port, driven with httpx, stopped by a signal 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -16,6 +17,8 @@ from typing import Any
 
 import httpx
 
+from scorer.serve import site
+from scorer.serve.sql import SqlStore
 from support.paths import ROOT
 
 DATA = ROOT / "data"
@@ -149,3 +152,24 @@ class Live:
             self.process.kill()
             self.process.wait()
             self.process = None
+
+
+def until(done: Callable[[], bool], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def upload(store: SqlStore, folder: Path, team: int, name: str) -> int:
+    """`SAMPLE` accepted as the server accepts an upload: in its folder, and in a store
+    that holds the files, in the database."""
+    kept = folder / site.UPLOADS / name / "mine.csv"
+    kept.parent.mkdir()
+    kept.write_bytes(SAMPLE.read_bytes())
+    path = str(kept.relative_to(folder))
+    source = kept if store.HOLDS_FILES else None
+    sha = hashlib.sha256(kept.read_bytes()).hexdigest()
+    ident = store.accept_upload(team, sha, kept.stat().st_size, path, ".csv", source).id
+    assert ident is not None
+    return ident
