@@ -20,6 +20,7 @@ from scorer.leaderboard.render import render
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, Judge, judge
 from scorer.serve import site, teams
 from scorer.serve.boards import empty
+from scorer.serve.log import logged
 from scorer.serve.settings import FRESH, Schedule, Stage, as_dict, change, current, stage_of
 from scorer.serve.site import Settings
 from scorer.serve.store import Entry, Quota, Team, utc
@@ -259,6 +260,7 @@ class Server:
             if decision.refused == "not_started":
                 raise not_started(self.settings.limits.start)
             raise limit_reached(decision.quota)
+        logged(team.name, decision.id, f"uploaded, {upload.size:,} bytes", utc())
         self.nudge()
         return decision.id, decision.quota
 
