@@ -273,6 +273,33 @@ def test_the_team_page_and_a_submission_s_page_read_times_as_people_write_them(
         assert not re.search(ISO_TIME, page), page
 
 
+@pytest.mark.parametrize(
+    ("when", "said"),
+    [
+        ({"end": "2020-01-31T23:59:59+00:00"}, "the competition ended at 31 Jan 2020, 23:59 UTC"),
+        ({"start": "2099-02-01T09:30:00+00:00"}, "uploads open at 1 Feb 2099, 09:30 UTC"),
+    ],
+)
+def test_a_refusal_after_the_end_or_before_the_start_reads_its_time_as_people_do(
+    tmp_path: Path, when: dict[str, str], said: str
+) -> None:
+    folder = tmp_path / "srv"
+    site.init(folder, SOLUTION, settings=site.Settings(title="t", **when))
+    token = teams.add_team(folder, "alpha")
+    server = Server(folder, workers=0)
+
+    async def steps(page: httpx.AsyncClient) -> httpx.Response:
+        await page.post("/login", data={"token": token})
+        return await page.post("/upload", files={"file": ("run.csv", SAMPLE.read_bytes())})
+
+    refused = browse(server, steps)
+    assert refused.status_code == 403 and said in refused.text
+    assert not re.search(ISO_TIME, refused.text)
+    bearer = {"Authorization": f"Bearer {token}"}
+    api = ask(server, "POST", "/api/v1/submissions", headers=bearer)
+    assert said in api.json()["error"]["message"]  # the API says it in the same words
+
+
 HTML = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
 
 
