@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated
 
@@ -22,6 +23,7 @@ from scorer.leaderboard.manifest import MAX_SELECTED
 from scorer.leaderboard.render import Format
 from scorer.serve import settings as config
 from scorer.serve import site
+from scorer.serve.cli_home import Database, ServerDir, organiser_home
 from scorer.serve.cli_run import run, worker
 from scorer.serve.cli_solution import solution
 from scorer.serve.cli_team import AsJson, Folder, team_app
@@ -150,7 +152,8 @@ serve_app.command()(solution)
 
 @serve_app.command("settings")
 def settings_command(
-    folder: Folder,
+    folder: ServerDir = None,
+    db: Database = None,
     start: StartOption = None,
     freeze: FreezeOption = None,
     end: EndOption = None,
@@ -201,8 +204,8 @@ def settings_command(
         "picks": picks,
         "title": title,
     }
-    with guarded("serve settings", as_json):
-        store, base = site.store_of(folder), site.settings_of(folder)
+    with guarded("serve settings", as_json), organiser_home(folder, db) as home:
+        store, base = site.store_of(home), site.settings_of(home)
         given = {key: value for key, value in asked.items() if value is not None}
         if team is not None and not given:
             raise UsageError("--team NAME needs a limit to set: --daily-limit, …")
@@ -228,17 +231,18 @@ def _print_settings(settings: site.Settings, stage: config.Stage, notes: list[st
 
 
 @serve_app.command()
-def reveal(folder: Folder) -> None:
+def reveal(folder: ServerDir = None, db: Database = None) -> None:
     """Reveal the final board: the private scores, on every route and page of the server
     (running or not). It cannot be undone."""
-    with guarded("serve reveal", False):
-        site.store_of(folder).reveal()
+    with guarded("serve reveal", False), organiser_home(folder, db) as home:
+        site.store_of(home).reveal()
     typer.echo("The final board is revealed: every route and page of the server shows it")
 
 
 @serve_app.command()
 def show(
-    folder: Folder,
+    folder: ServerDir = None,
+    db: Database = None,
     phase: Annotated[
         Phase,
         typer.Option(help="public: as participants see it; final: both boards, revealed or not."),
@@ -252,16 +256,20 @@ def show(
     from scorer.leaderboard.cli import print_boards
     from scorer.serve.boards import current
 
-    def boards() -> Boards:
-        return current(site.store_of(folder), site.rules_of(folder), phase)
+    with ExitStack() as held:  # the folder, until the boards are printed
 
-    print_boards("serve show", boards, phase, Format.JSON if as_json else fmt, output, None)
+        def boards() -> Boards:
+            home = held.enter_context(organiser_home(folder, db))
+            return current(site.store_of(home), site.rules_of(home), phase)
+
+        print_boards("serve show", boards, phase, Format.JSON if as_json else fmt, output, None)
 
 
 @serve_app.command()
 def export(
-    folder: Folder,
     out: Annotated[Path, typer.Option(metavar="DIR", help="A new folder for the log.")],
+    folder: ServerDir = None,
+    db: Database = None,
     as_json: AsJson = False,
 ) -> None:
     """Write the server's submissions as a leaderboard log (OUT/manifest.csv and the files):
@@ -269,8 +277,8 @@ def export(
     from scorer.serve.export import MANIFEST
     from scorer.serve.export import export as write
 
-    with guarded("serve export", as_json):
-        count = write(folder, out)
+    with guarded("serve export", as_json), organiser_home(folder, db) as home:
+        count = write(home, out)
     if as_json:
         typer.echo(
             json.dumps({"status": "ok", "submissions": count, "manifest": str(out / MANIFEST)})

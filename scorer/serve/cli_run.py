@@ -7,7 +7,6 @@ import datetime as dt
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -16,22 +15,13 @@ from scorer.errors import UsageError
 from scorer.leaderboard.cli import WorkerBudget, WorkerTimeout
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT
 from scorer.serve import site
+from scorer.serve.cli_home import Database, ServerDir, server_home
 from scorer.serve.store import WORKER_LEASE
 from scorer.shell import guarded
 
-Database = Annotated[
-    str | None,
-    typer.Option(
-        metavar="URL",
-        help="The server's PostgreSQL database (postgresql://…), for a machine without DIR.",
-    ),
-]
-
 
 def run(
-    folder: Annotated[
-        Path | None, typer.Argument(metavar="DIR", help="The server's folder (or --db).")
-    ] = None,
+    folder: ServerDir = None,
     db: Database = None,
     host: Annotated[
         str,
@@ -96,7 +86,10 @@ def run(
     Stops cleanly on Ctrl-C or SIGTERM; queued uploads are scored at the next start, after
     any stop (kill -9 included). With a PostgreSQL store, any number of these can serve one
     competition side by side, behind one proxy."""
-    with guarded("serve run", False), _home(folder, db, solution=not no_workers) as (home, own):
+    with (
+        guarded("serve run", False),
+        server_home(folder, db, solution=not no_workers) as (home, own),
+    ):
         try:
             from scorer.serve import wire
             from scorer.serve.app import build
@@ -131,20 +124,6 @@ def run(
                 wire.serve(app, sock, limits)
 
 
-@contextmanager
-def _home(folder: Path | None, db: str | None, *, solution: bool) -> Iterator[tuple[Path, Path]]:
-    """The server's folder, or, for a machine given only the database, a private folder of
-    the competition it holds (`site.from_database`); and this process's own private folder
-    (`site.scratch`), where every temporary file it and its judging processes make lives,
-    removed when the command ends, or by the next one to start after a kill -9."""
-    if (folder is None) == (db is None):
-        raise UsageError("give the server's folder DIR, or --db URL for a machine without it")
-    with site.scratch() as own:
-        if folder is None:
-            site.from_database(str(db), own, solution=solution)
-        yield (own if folder is None else folder), own / "work"
-
-
 def worker(
     db: Annotated[
         str, typer.Option(metavar="URL", help="The server's PostgreSQL database (postgresql://…).")
@@ -171,7 +150,7 @@ def worker(
     handing back the jobs it holds."""
     from scorer.leaderboard.batch import Isolation
 
-    with guarded("serve worker", False), _home(None, db, solution=True) as (home, own):
+    with guarded("serve worker", False), server_home(None, db, solution=True) as (home, own):
         from scorer.serve.settings import Schedule
         from scorer.serve.worker import Worker
 

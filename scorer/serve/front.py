@@ -17,7 +17,6 @@ import tempfile
 import threading
 import traceback
 import zipfile
-from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from scorer.leaderboard.page import document
 from scorer.platforms import participants
 from scorer.serve import site
 from scorer.serve.server import Server
+from scorer.serve.settings import shown_time as shown_time  # the pages' times, written here
 from scorer.version import __version__
 
 #: Where a server keeps its participants' download, and what it was made from.
@@ -39,15 +39,6 @@ ZIP, STAMP = "participants.zip", "participants.json"
 #: How long pip may wait for an index before a dependency is given up (seconds), and for the
 #: whole download of one requirement: the server builds its zip with what it can have soon.
 PIP_TIMEOUT, PIP_DEADLINE = 10, 300
-
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-
-
-def shown_time(when: datetime | str) -> str:
-    """A time as the pages write it: `31 Jan 2027, 23:59 UTC` (the API keeps ISO 8601)."""
-    moment = datetime.fromisoformat(when) if isinstance(when, str) else when
-    utc = moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return f"{utc.day} {_MONTHS[utc.month - 1]} {utc.year}, {utc:%H:%M} UTC"
 
 
 def human_bytes(size: int) -> str:

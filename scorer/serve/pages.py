@@ -16,7 +16,7 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from scorer.errors import Report
-from scorer.leaderboard.boards import Phase, iso
+from scorer.leaderboard.boards import Phase
 from scorer.leaderboard.literal import shown
 from scorer.leaderboard.names import escaped
 from scorer.leaderboard.page import document
@@ -162,7 +162,7 @@ def team_page(server: Server, team: Team, notice: str = "") -> str:
     report) in the picks form. Every word a team wrote is escaped."""
     entries, quota = server.entries_of(team)
     left = "no daily limit" if quota.remaining_today is None else f"{quota.remaining_today} left"
-    slot = "none" if quota.next_slot is None else iso(quota.next_slot)
+    slot = "none" if quota.next_slot is None else shown_time(quota.next_slot)
     rows = [_row(entry) for entry in reversed(entries)]
     if server.ended(utc()):
         upload = ["<p><strong>Uploads are closed: the competition ended.</strong></p>"]
@@ -186,7 +186,7 @@ def team_page(server: Server, team: Team, notice: str = "") -> str:
         "</section>",
         '<section id="submissions"><h2>Your submissions</h2>',
         '<form method="post" action="/team/picks"><div class="board"><table><thead><tr>'
-        "<th>Pick</th><th>Id</th><th>File</th><th>Description</th><th>Submitted (UTC)</th>"
+        "<th>Pick</th><th>Id</th><th>File</th><th>Description</th><th>Submitted</th>"
         '<th>Status</th><th class="right">Public score</th></tr>'
         f"</thead><tbody>{''.join(rows)}</tbody></table></div>",
         f'<button type="submit">Select the checked ones (at most {server.settings.picks})'
@@ -212,7 +212,7 @@ def _row(entry: Entry) -> str:
         f'<tr><td>{box}</td><td><a href="/team/submissions/{entry.id}">{entry.id}</a></td>'
         f'<td class="text">{escape(entry.filename)}</td>'
         f'<td class="text">{escape(entry.description)}</td>'
-        f"<td>{escape(iso(entry.submitted_at))}</td>"
+        f"<td>{escape(shown_time(entry.submitted_at))}</td>"
         f'<td>{status}</td><td class="right">{score}</td></tr>'
     )
 

@@ -329,6 +329,12 @@ class PostgresStore(SqlStore):
             raise Tampered(f"submission {submission}: its bytes are not those it was accepted with")
         return dest
 
+    def organiser(self) -> bool:
+        """Whether this connection's role is the organiser's: one that may read the hidden
+        files (the tables' owner, or one given them), not a web process's."""
+        found = self._read("SELECT has_table_privilege('hidden', 'SELECT')").fetchone()
+        return bool(found and found[0])
+
     def fetch(self, name: str, dest: Path, *, hidden: bool = False) -> str | None:
         """Write the file kept under `name` to `dest` (among the `hidden` ones: the
         solution); the sha256 of its bytes, None when there is no such file. A server-side

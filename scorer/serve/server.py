@@ -20,7 +20,17 @@ from scorer.leaderboard.render import render
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, Judge, judge
 from scorer.serve import site, teams
 from scorer.serve.boards import empty
-from scorer.serve.settings import FRESH, Schedule, Stage, as_dict, change, current, stage_of
+from scorer.serve.log import logged
+from scorer.serve.settings import (
+    FRESH,
+    Schedule,
+    Stage,
+    as_dict,
+    change,
+    current,
+    shown_time,
+    stage_of,
+)
 from scorer.serve.site import Settings
 from scorer.serve.store import Entry, Quota, Team, utc
 from scorer.serve.tokens import digest, matches
@@ -71,12 +81,16 @@ def limit_reached(quota: Quota) -> ServeError:
 
 
 def not_started(start: datetime | None) -> ServeError:
-    when = "" if start is None else f" at {iso(start)}"
+    when = "" if start is None else f" at {shown_time(start)}"
     return ServeError(403, "not_started", f"uploads open{when}; the competition has not started")
 
 
 def closed(end: str | None) -> ServeError:
-    words = f"the competition ended at {end}" if end else "the competition ended: it is revealed"
+    words = (
+        f"the competition ended at {shown_time(end)}"
+        if end
+        else "the competition ended: it is revealed"
+    )
     return ServeError(403, "competition_ended", f"{words}; uploads and picks are closed")
 
 
@@ -259,6 +273,7 @@ class Server:
             if decision.refused == "not_started":
                 raise not_started(self.settings.limits.start)
             raise limit_reached(decision.quota)
+        logged(team.name, decision.id, f"uploaded, {upload.size:,} bytes", utc())
         self.nudge()
         return decision.id, decision.quota
 

@@ -320,6 +320,17 @@ def described(settings: Settings, stage: Stage) -> list[tuple[str, str]]:
     return rows
 
 
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def shown_time(when: dt.datetime | str) -> str:
+    """A time as the pages and the server's messages write it: `31 Jan 2027, 23:59 UTC`
+    (the API's fields keep ISO 8601, and `described` too, for the organiser to copy)."""
+    moment = dt.datetime.fromisoformat(when) if isinstance(when, str) else when
+    utc = moment.astimezone(dt.UTC) if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+    return f"{utc.day} {_MONTHS[utc.month - 1]} {utc.year}, {utc:%H:%M} UTC"
+
+
 #: The scheduled times, each with what its coming records (`SqlStore.mark`); the reveal's
 #: is the reveal itself.
 MARKS = (("start", "started"), ("freeze", "frozen"), ("end", "ended"), ("reveal_at", "revealed"))

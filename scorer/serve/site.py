@@ -237,14 +237,23 @@ def settings_of(folder: Path) -> Settings:
         raise UsageError(f"{folder}: not a server folder (run `scorer serve init` first)") from None
 
 
-def from_database(url: str, folder: Path, *, solution: bool = False) -> Settings:
+def from_database(
+    url: str, folder: Path, *, solution: bool = False, organiser: bool = False
+) -> Settings:
     """Write into a new private folder the competition a database holds, for a machine that
     has no other copy of it: its settings (naming the database), the targets and the rules,
-    and the hidden solution only when asked (`solution`: a worker, never a web process)."""
+    and the hidden solution only when asked (`solution`: a worker, never a web process).
+    `organiser`: for an organiser's command, which a web process's role may not run."""
     store = postgres(open_store(folder, Settings(title="", db=url)))  # limits unused here
     found = store.settings()
     if found is None:
         raise UsageError("the database holds no competition: run `scorer serve init DIR --db URL`")
+    if organiser and not store.organiser():
+        raise UsageError(
+            "--db: this database role is a web process's, which may not read the solution: "
+            "the organiser's commands need the organiser's role, the one `serve init --db` "
+            "made the competition with"
+        )
     settings = Settings(**{**found, "db": url})
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     wanted = [(name, False) for name in SHARED] + [(name, True) for name in HIDDEN if solution]

@@ -29,14 +29,15 @@ class NameTaken(UsageError):
         self.existing, self.revoked = existing, revoked
 
 
-def taken(folder: Path, where: str, name: str, existing: str, revoked: bool) -> NameTaken:
-    """`name` refused as the team `existing` of the server; a revoked one is not given to a
-    new team, and the message says how to let it back in."""
+def taken(server: str, where: str, name: str, existing: str, revoked: bool) -> NameTaken:
+    """`name` refused as the team `existing` of the server (`server`: how a command line
+    names it, `cli_home.named`); a revoked one is not given to a new team, and the message
+    says how to let it back in."""
     said = f"{where}team {quoted(name)}"
     if name != existing:
         said += f" is team {quoted(existing)} written differently, and it"
     if revoked:
-        command = f"scorer serve team token {shlex.quote(str(folder))} {shlex.quote(existing)}"
+        command = f"scorer serve team token {server} {shlex.quote(existing)}"
         said += (
             " is a revoked team of the server; its name is not given to another team: "
             f"`{escaped(command)}` gives it a new token and lets it back in"
@@ -50,7 +51,7 @@ def taken(folder: Path, where: str, name: str, existing: str, revoked: bool) -> 
 Listed = tuple[str, int | None]
 
 
-def team_problems(folder: Path, listed: list[Listed], held: dict[str, Any]) -> list[UsageError]:
+def team_problems(server: str, listed: list[Listed], held: dict[str, Any]) -> list[UsageError]:
     """Every problem with names to add as teams (already NFC), in their order: empty, a
     refused character, too long, listed twice as one team (`same_team`: the rule of
     `leaderboard score`'s `team_name_clash`), or a team of the server already (`held`: the
@@ -66,7 +67,7 @@ def team_problems(folder: Path, listed: list[Listed], held: dict[str, Any]) -> l
         problems += [UsageError(issue.message) for issue in issues]
         key = same_team(name)
         if key in held:
-            problems.append(taken(folder, where, name, *held[key]))
+            problems.append(taken(server, where, name, *held[key]))
         elif key in first:
             seen, on = first[key]
             twice = "listed twice" if seen == name else f"team {quoted(seen)} written differently"
@@ -81,15 +82,17 @@ def team_problems(folder: Path, listed: list[Listed], held: dict[str, Any]) -> l
 
 
 def add_teams(
-    folder: Path, listed: list[Listed], source: Path | None = None
+    folder: Path, listed: list[Listed], source: Path | None = None, server: str | None = None
 ) -> list[tuple[str, str]]:
     """Add teams, all or none: every name is checked first (`team_problems`), then all are
     added in one transaction. Each team's name as stored and its token, which is stored
     only as its hash and shown this once. The problems of a file (`source`) are reported
-    all at once; a name given alone is refused with its one."""
+    all at once; a name given alone is refused with its one. `server`: how a command line
+    names the server, in a message (default: `folder`)."""
     store = store_of(folder)
+    server = server or shlex.quote(str(folder))
     names = [(normal(name), line) for name, line in listed]
-    problems = team_problems(folder, names, store.team_keys())
+    problems = team_problems(server, names, store.team_keys())
     if problems and source is None:
         raise problems[0]
     if problems:
@@ -102,23 +105,24 @@ def add_teams(
     except TeamTaken as exc:  # added meanwhile, by another process
         line = dict(names).get(exc.name)
         where = "" if line is None else f"line {line}: "
-        raise taken(folder, where, exc.name, exc.existing, exc.revoked) from None
+        raise taken(server, where, exc.name, exc.existing, exc.revoked) from None
     return tokens
 
 
-def add_team(folder: Path, name: str) -> str:
+def add_team(folder: Path, name: str, server: str | None = None) -> str:
     """Add a team (`add_teams`); its token, stored only as its hash and shown this once."""
-    ((_, token),) = add_teams(folder, [(name, None)])
+    ((_, token),) = add_teams(folder, [(name, None)], server=server)
     return token
 
 
-def replace_token(folder: Path, name: str) -> tuple[Rekeyed, str]:
+def replace_token(folder: Path, name: str, server: str | None = None) -> tuple[Rekeyed, str]:
     """Give a team (`name`, or another spelling of it) a new token, the old one refused at
-    once; a revoked team is let back in. The team and its token, shown this once."""
+    once; a revoked team is let back in. The team and its token, shown this once. `server`:
+    how a command line names the server, in a message (default: `folder`)."""
     token = new_token()
     found = store_of(folder).replace_token(normal(name), digest(token), dt.datetime.now(dt.UTC))
     if found is None:
-        raise UsageError(f"{folder}: no team named {quoted(name)}")
+        raise UsageError(f"{server or folder}: no team named {quoted(name)}")
     return found, token
 
 

@@ -28,6 +28,7 @@ from scorer.leaderboard.schema import Status as Judged
 from scorer.leaderboard.worker import Cancelled
 from scorer.serve.boards import Publisher
 from scorer.serve.judging import Judging, Slot
+from scorer.serve.log import logged
 from scorer.serve.settings import Schedule
 from scorer.serve.sql import SqlStore
 from scorer.serve.sqlcore import StoreUnavailable
@@ -45,7 +46,7 @@ NOT_WRITTEN = "judged, but not written: claimed since by another worker, or a ne
 
 
 def say(line: str) -> None:
-    """A line of the worker's log, on stderr (submission ids only: names are the teams')."""
+    """A line of the worker's own log, on stderr; a verdict's is `log.logged`'s."""
     print(f"scorer serve worker: {line}", file=sys.stderr, flush=True)
 
 
@@ -209,11 +210,14 @@ class Worker:
                     scratch.mkdir(mode=0o700)
                     verdict = self._judge(slot, job, entry.path, entry.sha256, scratch)
                 told, limit = counted(verdict)
-                if told is not verdict:  # the server's failure: the organiser's to read
-                    say(f"submission {job.id}: failed on the server: {verdict.error}")
                 written = self.store.finish_job(job, told, limit, utc())
-                said = told.status if written else NOT_WRITTEN
-                say(f"submission {job.id}: {said}")
+                if not written:  # the verdict that holds is another's, logged where it is written
+                    say(f"submission {job.id}: {NOT_WRITTEN}")
+                elif told is not verdict:  # the server's failure: the organiser's to read
+                    why = (verdict.error or {}).get("message", "")
+                    logged(entry.team, job.id, f"failed on the server: {why}", utc())
+                else:
+                    logged(entry.team, job.id, str(told.status), utc())
                 self.boards.nudge()
                 return True
         except Cancelled:  # stopping: handed back, for this worker's next start or another

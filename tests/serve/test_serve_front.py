@@ -21,7 +21,7 @@ import psycopg
 import pytest
 from support.kits import follow_offline, readme_commands
 from support.postgres_cluster import new_database, new_role
-from support.serve_app import ask
+from support.serve_app import ask, browse
 from support.serve_live import BROKEN, SAMPLE, SOLUTION, Live
 from typer.testing import CliRunner
 
@@ -29,7 +29,7 @@ import scorer
 from scorer.cli import app as cli
 from scorer.competition import LOST_ITEMS, Competition, IdKind, Ids, Rows
 from scorer.errors import UsageError
-from scorer.serve import pages, site
+from scorer.serve import pages, site, teams
 from scorer.serve.front import human_bytes, shown_time
 from scorer.serve.postgres import PostgresStore
 from scorer.serve.server import Server
@@ -230,11 +230,74 @@ def test_after_the_reveal_the_page_shows_no_upload_form(tmp_path: Path) -> None:
     assert 'action="/upload"' not in page and "Uploads are closed" in page
 
 
+#: A time as people read it on a page: `31 Jan 2027, 23:59 UTC`.
+PEOPLE_TIME = r"\d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC"
+
+#: A time as the API writes it (ISO 8601), which no page shows.
+ISO_TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d|\d\d:\d\d:\d\d"
+
+
 def test_no_page_time_has_microseconds_or_iso_form(tmp_path: Path) -> None:
     server = made(tmp_path / "srv")
     page = ask(server, "GET", "/").text
-    assert re.search(r"Page generated at \d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC", page)
-    assert not re.search(r"\d\d:\d\d:\d\d\.\d+", page)
+    assert re.search(rf"Page generated at {PEOPLE_TIME}", page)
+    assert not re.search(ISO_TIME, page)
+
+
+def test_the_team_page_and_a_submission_s_page_read_times_as_people_write_them(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "srv"
+    site.init(folder, SOLUTION, settings=site.Settings(title="t", daily_limit=1))
+    token = teams.add_team(folder, "alpha")
+    server = Server(folder, workers=0)
+    files = {"file": ("run.csv", SAMPLE.read_bytes())}
+
+    async def steps(page: httpx.AsyncClient) -> list[str]:
+        await page.post("/login", data={"token": token})
+        sent = await page.post("/upload", files=files)
+        one = await page.get(sent.headers["location"])
+        return [(await page.get("/team")).text, one.text]
+
+    waited = pages.WAIT
+    pages.WAIT = 0.0  # no worker here: the submission's page shows it queued at once
+    try:
+        team, one = browse(server, steps)
+    finally:
+        pages.WAIT = waited
+    (entry,) = server.store.entries()
+    submitted = shown_time(entry.submitted_at)
+    assert f"<td>{submitted}</td>" in team and f"submitted {submitted}" in one
+    assert re.search(rf"today 0 left; next slot {PEOPLE_TIME}\.", team)  # the limit: 1
+    for page in (team, one):
+        assert not re.search(ISO_TIME, page), page
+
+
+@pytest.mark.parametrize(
+    ("when", "said"),
+    [
+        ({"end": "2020-01-31T23:59:59+00:00"}, "the competition ended at 31 Jan 2020, 23:59 UTC"),
+        ({"start": "2099-02-01T09:30:00+00:00"}, "uploads open at 1 Feb 2099, 09:30 UTC"),
+    ],
+)
+def test_a_refusal_after_the_end_or_before_the_start_reads_its_time_as_people_do(
+    tmp_path: Path, when: dict[str, str], said: str
+) -> None:
+    folder = tmp_path / "srv"
+    site.init(folder, SOLUTION, settings=site.Settings(title="t", **when))
+    token = teams.add_team(folder, "alpha")
+    server = Server(folder, workers=0)
+
+    async def steps(page: httpx.AsyncClient) -> httpx.Response:
+        await page.post("/login", data={"token": token})
+        return await page.post("/upload", files={"file": ("run.csv", SAMPLE.read_bytes())})
+
+    refused = browse(server, steps)
+    assert refused.status_code == 403 and said in refused.text
+    assert not re.search(ISO_TIME, refused.text)
+    bearer = {"Authorization": f"Bearer {token}"}
+    api = ask(server, "POST", "/api/v1/submissions", headers=bearer)
+    assert said in api.json()["error"]["message"]  # the API says it in the same words
 
 
 HTML = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import signal
 import socket
 import threading
@@ -23,7 +24,9 @@ from support.postgres_cluster import new_database
 from support.serve_live import BROKEN, POPULAR, SAMPLE, SOLUTION, Live, scorer
 
 from scorer.api import score
+from scorer.serve import site
 from scorer.serve.client import Client, ServerRefused
+from scorer.serve.tokens import digest, new_token
 
 PUBLIC = {SAMPLE: score(SAMPLE, SOLUTION).public, POPULAR: score(POPULAR, SOLUTION).public}
 
@@ -479,3 +482,49 @@ def test_a_server_whose_store_is_postgresql_keeps_the_limits_and_its_queue(
         assert not (live.folder / "store.sqlite").exists()  # the store is the database
     finally:
         live.close()
+
+
+#: A line of the server's log of submissions: its time, the team, the id, what happened.
+LOGGED = re.compile(
+    r'^scorer serve: (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) team "(.*)" submission (\d+): (.*)$',
+    re.MULTILINE,
+)
+
+
+def log_lines(live: Live, count: int, timeout: float = 120) -> list[tuple[str, str, str, str]]:
+    """The server's log lines of submissions, once there are `count` of them (a verdict's
+    line follows the verdict the API shows)."""
+    deadline = time.monotonic() + timeout
+    while len(found := LOGGED.findall(live.log.read_text())) < count:
+        assert time.monotonic() < deadline, live.log.read_text()
+        time.sleep(0.1)
+    return found
+
+
+def test_the_log_has_one_line_per_upload_and_per_verdict_a_name_escaped(tmp_path: Path) -> None:
+    live = Live(tmp_path / "srv")
+    red = "\x1b[31mred"  # a store of a scorer that did not check names: a terminal's escape
+    token = new_token()
+    site.store_of(live.folder).add_team(red, digest(token))
+    live.tokens[red] = token
+    live.start()
+    try:
+        started = datetime.now(UTC).replace(microsecond=0)
+        scored = live.scored(red, SAMPLE)
+        rejected = live.scored("alpha", BROKEN)
+        lines = log_lines(live, 4)
+        assert live.stop() == 0
+    finally:
+        live.close()
+    sizes = {path: f"{path.stat().st_size:,}" for path in (SAMPLE, BROKEN)}
+    assert sorted(tuple(said) for _, *said in lines) == sorted(
+        [
+            ("\\x1b[31mred", str(scored["id"]), f"uploaded, {sizes[SAMPLE]} bytes"),
+            ("\\x1b[31mred", str(scored["id"]), "scored"),
+            ("alpha", str(rejected["id"]), f"uploaded, {sizes[BROKEN]} bytes"),
+            ("alpha", str(rejected["id"]), "rejected"),
+        ]
+    )
+    assert all(datetime.fromisoformat(when) >= started for when, *_ in lines)
+    log = live.log.read_text()
+    assert "\x1b" not in log and len(LOGGED.findall(log)) == 4  # none twice, after the stop too
