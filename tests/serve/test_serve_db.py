@@ -129,6 +129,15 @@ def test_every_organiser_command_takes_db_instead_of_dir(
         assert by_db == (tmp_path / "by-dir" / name).read_bytes()
     assert (tmp_path / "by-db" / "submissions" / "1.csv").read_bytes() == SAMPLE.read_bytes()
 
+    fixed = tmp_path / "fixed.csv"  # user 10000 never had edition 500037
+    lines = SOLUTION.read_text().splitlines(keepends=True)
+    fixed.write_text("".join(line for line in lines if not line.startswith("10000,500037,")))
+    done = json.loads(ok("solution", "--db", url, "--solution", fixed, "--json").stdout)
+    assert (done["changed"], done["rescored"]) == (True, 1)
+    store = site.store_of(folder)
+    assert store.solution().sha256 == hashlib.sha256(fixed.read_bytes()).hexdigest()  # type: ignore[union-attr]
+    assert store.entry(1).status is Status.QUEUED  # type: ignore[union-attr]
+
     assert "revealed" in ok("reveal", "--db", url).stdout
     assert site.store_of(folder).revealed() is not None
     assert leftovers() == []  # each command's private copy went with it
@@ -144,6 +153,7 @@ COMMANDS = [
     ["reveal", "{}"],
     ["show", "{}"],
     ["export", "{}", "--out", "out"],
+    ["solution", "{}", "--solution", str(SOLUTION)],
 ]
 
 
