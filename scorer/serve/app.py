@@ -29,6 +29,7 @@ from scorer.serve import site
 from scorer.serve.front import error_page
 from scorer.serve.intake import ident, json_body, take
 from scorer.serve.server import ServeError, Server, closed_for
+from scorer.serve.session import bearer
 from scorer.serve.sqlcore import StoreUnavailable
 from scorer.serve.store import Entry, PickError, Quota, utc
 from scorer.serve.uploads import UploadError
@@ -68,11 +69,6 @@ def entry_dict(entry: Entry) -> dict[str, Any]:
     if entry.report is not None:
         data["report"] = entry.report
     return data
-
-
-def bearer(request: Request) -> str | None:
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
 def api(server: Server) -> list[Route]:
@@ -267,6 +263,7 @@ def _smuggled(scope: Scope) -> bool:
 def build(folder: Path, server: Server | None = None, *, start: bool = True) -> Starlette:
     """The app of a server folder. `start`: run the scoring loop while the app runs (off in
     the tests that drive the app without scoring)."""
+    from scorer.serve import admin
     from scorer.serve.pages import pages
 
     server = server if server is not None else Server(folder)
@@ -281,7 +278,11 @@ def build(folder: Path, server: Server | None = None, *, start: bool = True) -> 
             await run_in_threadpool(server.stop)
 
     app = Starlette(
-        routes=[Mount("/api/v1", routes=api(server)), *pages(server)],
+        routes=[
+            Mount("/api/v1", routes=[*api(server), *admin.api(server)]),
+            *pages(server),
+            *admin.routes(server),
+        ],
         lifespan=lifespan,
         middleware=[Middleware(Guarded)],
         exception_handlers={

@@ -217,15 +217,21 @@ def _row(entry: Entry) -> str:
     )
 
 
-def login_page(server: Server, message: str = "") -> str:
+def login_page(server: Server, message: str = "", *, organiser: bool = False) -> str:
+    """The login form: a team's (`/login`), or the organiser's (`/admin/login`, the admin
+    token), both posted to `/login`."""
     said = f'<p class="verdict rejected" role="alert">{escape(message)}</p>' if message else ""
+    what, label = (
+        ("The organiser's page", "Admin token") if organiser else ("Your team's page", "Team token")
+    )
     body = [
         f"<header><h1>{escape(server.settings.title)}</h1>",
         '<p class="meta"><a href="/">Back to the board</a></p></header>',
         said,
-        "<h2>Your team's page</h2>",
+        f"<h2>{escape(what)}</h2>",
         '<form method="post" action="/login">',
-        '<label>Team token <input type="password" name="token" required autocomplete="off">'
+        '<input type="hidden" name="page" value="admin">' if organiser else "",
+        f'<label>{label} <input type="password" name="token" required autocomplete="off">'
         '</label><button type="submit">Log in</button></form>',
     ]
     return document(f"{server.settings.title}: log in", body, _STYLE)
@@ -257,12 +263,14 @@ def pages(server: Server) -> list[Route]:
         if (refused := forged(request)) is not None:
             return refused
         form = parse_qs((await small_body(request)).decode("utf-8", "replace"))
+        token, organiser = (form.get("token") or [""])[0], form.get("page") == ["admin"]
         try:
-            ident = await run_in_threadpool(session.log_in, server, (form.get("token") or [""])[0])
+            opened = await run_in_threadpool(session.log_in, server, token, organiser=organiser)
         except ServeError as exc:
-            return HTMLResponse(login_page(server, exc.message), status_code=exc.status)
-        answer = RedirectResponse("/team", status_code=303)
-        answer.headers["set-cookie"] = session.cookie(request, ident, LIFETIME_SECONDS)
+            page = login_page(server, exc.message, organiser=organiser)
+            return HTMLResponse(page, status_code=exc.status)
+        answer = RedirectResponse(opened.page, status_code=303)
+        answer.headers["set-cookie"] = session.cookie(request, opened.ident, LIFETIME_SECONDS)
         return answer
 
     async def logout(request: Request) -> Response:

@@ -197,7 +197,32 @@ WHERE s.id_sha256 = p_id_sha256 AND s.expires_at::timestamptz > scorer_now()::ti
 
 CREATE OR REPLACE FUNCTION close_session(p_id_sha256 TEXT) RETURNS VOID
 LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT AS $$
-DELETE FROM sessions WHERE id_sha256 = p_id_sha256 $$;
+DELETE FROM sessions WHERE id_sha256 = p_id_sha256;
+DELETE FROM admin_sessions WHERE id_sha256 = p_id_sha256 $$;
+
+-- The organiser's page: opened only with the admin token's hash as the settings hold it.
+CREATE OR REPLACE FUNCTION open_admin_session(p_id_sha256 TEXT, p_token_sha256 TEXT,
+    p_seconds DOUBLE PRECISION) RETURNS BOOLEAN
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+DECLARE
+    at TEXT := scorer_now();
+BEGIN
+    IF coalesce(p_token_sha256, '') = '' OR p_token_sha256 IS DISTINCT FROM
+        (SELECT value::json->>'admin_sha256' FROM state WHERE key = 'settings') THEN
+        RETURN false;
+    END IF;
+    DELETE FROM admin_sessions WHERE expires_at::timestamptz <= at::timestamptz;
+    INSERT INTO admin_sessions VALUES (p_id_sha256,
+        to_char((at::timestamptz + p_seconds * interval '1 second') AT TIME ZONE 'UTC',
+                'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"'));
+    INSERT INTO audit (at, event, detail) VALUES (at, 'admin_login', '{}');
+    RETURN true;
+END $$;
+
+CREATE OR REPLACE FUNCTION admin_session(p_id_sha256 TEXT) RETURNS BOOLEAN
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $$
+SELECT EXISTS (SELECT 1 FROM admin_sessions WHERE id_sha256 = p_id_sha256
+    AND expires_at::timestamptz > scorer_now()::timestamptz) $$;
 
 ALTER TABLE files ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS shared ON files;
@@ -220,6 +245,9 @@ WEB_FUNCTIONS = (
     "open_session(TEXT, BIGINT, TEXT, DOUBLE PRECISION)",
     "session_team(TEXT)",
     "close_session(TEXT)",
+    # the organiser's page, the same way: `admin_sessions` is no table of its
+    "open_admin_session(TEXT, TEXT, DOUBLE PRECISION)",
+    "admin_session(TEXT)",
 )
 
 #: The functions of an older scorer whose arguments changed: dropped when its store is

@@ -31,15 +31,7 @@ from scorer.leaderboard.names import same_team
 from scorer.serve.pgrules import FUNCTIONS, REPLACED, REVOKED, WEB_FUNCTIONS
 from scorer.serve.sql import SqlStore
 from scorer.serve.sqlcore import Connection, Cursor, NotAllowed, StoreUnavailable
-from scorer.serve.store import (
-    Limits,
-    Received,
-    Team,
-    picks_refused,
-    tables,
-    upload_name,
-    utc,
-)
+from scorer.serve.store import Limits, Received, Team, picks_refused, tables, upload_name, utc
 
 #: The advisory lock held while the schema is made: two processes starting together would
 #: otherwise race on `CREATE ... IF NOT EXISTS`.
@@ -292,31 +284,36 @@ class PostgresStore(SqlStore):
             (when,) = self._run(db, "SELECT reveal()").fetchone()
         return str(when)
 
+    def _function(self, sql: str, *args: Any) -> Any:
+        """The first row of a call of the database's functions, in a transaction of its own
+        with the tests' clock (a transaction's, `_clocked`)."""
+        with self._write() as db:
+            self._clocked(db)
+            return self._run(db, sql, *args).fetchone()
+
     def open_session(
         self, team: int, id_sha256: str, token_sha256: str, lifetime: timedelta
     ) -> bool:
         """`Sessions.open_session`, by the database's function (`pgrules.open_session`)."""
-        with self._write() as db:
-            self._clocked(db)
-            (made,) = self._run(
-                db,
-                "SELECT open_session(?, ?, ?, ?)",
-                id_sha256,
-                team,
-                token_sha256,
-                lifetime.total_seconds(),
-            ).fetchone()
-        return bool(made)
+        seconds = lifetime.total_seconds()
+        sql = "SELECT open_session(?, ?, ?, ?)"
+        return bool(self._function(sql, id_sha256, team, token_sha256, seconds)[0])
 
     def session_team(self, id_sha256: str) -> Team | None:
-        with self._write() as db:  # the tests' clock is a transaction's
-            self._clocked(db)
-            row = self._run(db, "SELECT * FROM session_team(?)", id_sha256).fetchone()
+        row = self._function("SELECT * FROM session_team(?)", id_sha256)
         return None if row is None or row[0] is None else Team(int(row[0]), str(row[1]))
 
     def close_session(self, id_sha256: str) -> None:
-        with self._write() as db:
-            self._run(db, "SELECT close_session(?)", id_sha256)
+        self._function("SELECT close_session(?)", id_sha256)
+
+    def open_admin_session(self, id_sha256: str, token_sha256: str, lifetime: timedelta) -> bool:
+        """`Sessions.open_admin_session`, by the database's function, which checks the hash."""
+        seconds = lifetime.total_seconds()
+        sql = "SELECT open_admin_session(?, ?, ?)"
+        return bool(self._function(sql, id_sha256, token_sha256, seconds)[0])
+
+    def admin_session(self, id_sha256: str) -> bool:
+        return bool(self._function("SELECT admin_session(?)", id_sha256)[0])
 
     def upload_file(self, submission: int, path: str, sha256: str, scratch: Path) -> Path:
         """A copy of an upload's file in `scratch`, under the name its team gave it, whose

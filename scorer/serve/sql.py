@@ -1,6 +1,7 @@
 """The store's SQL, one text for every database (`sqlcore` its hooks, `queue` its jobs,
-`sqlteams` its teams): the uploads and their limits, the picks, the reveal, the audit log,
-and the boards' reads of the verdicts and their publishing."""
+`sqlteams` its teams, `sqladmin` the organiser's page's reads): the uploads and their
+limits, the picks, the reveal, the audit log, and the boards' reads of the verdicts and their
+publishing."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from scorer.leaderboard.schema import SPLITS
 from scorer.leaderboard.schema import Status as Judged
 from scorer.leaderboard.store import Record
 from scorer.serve.queue import Queue
+from scorer.serve.sqladmin import AdminReads
 from scorer.serve.sqlcore import Connection, Cursor
 from scorer.serve.sqlsessions import Sessions
 from scorer.serve.sqlstate import StateStore
@@ -49,7 +51,7 @@ _ENTRY = (
 CHANGES = ("verdict", "picks", "reveal", "settings", "frozen", "solution")
 
 
-class SqlStore(Queue, TeamStore, Sessions, StateStore):
+class SqlStore(Queue, TeamStore, Sessions, StateStore, AdminReads):
     """The store every part of a server asks (the web app, the worker, the commands): each
     method is one transaction."""
 

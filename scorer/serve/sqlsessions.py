@@ -1,9 +1,12 @@
 """The store's sessions: a team's page opened with its token, kept as the SHA-256 of a random
 id with the team, the token hash it was opened under and its expiry, so that every web process
-of a server knows it, and a token replaced or revoked ends it at once."""
+of a server knows it, and a token replaced or revoked ends it at once; the organiser's page
+opened with the admin token, kept the same way until it expires."""
 
 from __future__ import annotations
 
+import hmac
+import json
 from datetime import timedelta
 
 from scorer.serve.sqlcore import SqlCore
@@ -53,5 +56,31 @@ class Sessions(SqlCore):
         return found is not None
 
     def close_session(self, id_sha256: str) -> None:
+        """End a session, a team's or the organiser's."""
         with self._write() as db:
             self._run(db, "DELETE FROM sessions WHERE id_sha256 = ?", id_sha256)
+            self._run(db, "DELETE FROM admin_sessions WHERE id_sha256 = ?", id_sha256)
+
+    def open_admin_session(self, id_sha256: str, token_sha256: str, lifetime: timedelta) -> bool:
+        """Open an organiser's session for `lifetime`, if `token_sha256` is the admin token's
+        as the store's settings hold it; whether it was opened (audited). Expired ones go."""
+        now = self.clock()
+        with self._write() as db:
+            row = self._run(db, "SELECT value FROM state WHERE key = 'settings'").fetchone()
+            held = "" if row is None else str(json.loads(row[0]).get("admin_sha256") or "")
+            if not held or not hmac.compare_digest(held, token_sha256):
+                return False
+            self._run(db, "DELETE FROM admin_sessions WHERE expires_at <= ?", now.isoformat())
+            expires = (now + lifetime).isoformat()
+            self._run(db, "INSERT INTO admin_sessions VALUES (?, ?)", id_sha256, expires)
+            self._log(db, now, "admin_login", {})
+        return True
+
+    def admin_session(self, id_sha256: str) -> bool:
+        """Whether an organiser's session is live (not expired)."""
+        row = self._read(
+            "SELECT 1 FROM admin_sessions WHERE id_sha256 = ? AND expires_at > ?",
+            id_sha256,
+            self.clock().isoformat(),
+        ).fetchone()
+        return row is not None

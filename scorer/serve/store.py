@@ -299,7 +299,8 @@ def tables(identity: str, blob: str) -> str:
 
     A team's page is opened by a row of `sessions`: the session id's SHA-256 (as tokens are
     kept), its team, the token hash it was opened with (a token replaced or revoked ends it at
-    once) and when it expires."""
+    once) and when it expires; the organiser's page by a row of `admin_sessions`, opened with
+    the admin token (which never changes), until it expires."""
     return f"""
 CREATE TABLE IF NOT EXISTS teams (
     id {identity}, name TEXT NOT NULL UNIQUE,
@@ -337,6 +338,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     id_sha256 TEXT PRIMARY KEY, team BIGINT NOT NULL REFERENCES teams(id),
     token_sha256 TEXT NOT NULL, expires_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS sessions_expiry ON sessions(expires_at);
+CREATE TABLE IF NOT EXISTS admin_sessions (
+    id_sha256 TEXT PRIMARY KEY, expires_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS refusals (
     team BIGINT NOT NULL, reason TEXT NOT NULL, minute TEXT NOT NULL,
     count BIGINT NOT NULL, PRIMARY KEY (team, reason, minute));

@@ -433,3 +433,43 @@ def test_the_description_and_format_fit_without_sideways_scroll(
     assert found["width"] == (layout or width)
     assert found["outside"] == []
     assert found["scrollWidth"] <= found["innerWidth"]
+
+
+def log_in_as_organiser(tab: DevTools, url: str, token: str) -> None:
+    """Log in on the organiser's form with the admin token: `/admin` after the 303."""
+    tab.call("Page.navigate", url=f"{url}/admin/login")
+    tab.wait_for("location.pathname === '/admin/login' && document.readyState === 'complete'")
+    form = 'form[action="/login"]'
+    tab.evaluate(f"document.querySelector('{form} input[name=token]').value = {json.dumps(token)}")
+    tab.evaluate(f"document.querySelector('{form} button[type=submit]').click()")
+    tab.wait_for(
+        "location.pathname === '/admin' && document.readyState === 'complete' && "
+        "document.getElementById('audit') !== null"
+    )
+
+
+@pytest.mark.parametrize(("width", "layout"), [(1280, None), (500, 390)], ids=["1280", "390"])
+def test_the_organiser_s_page_fits_a_window_and_a_phone(
+    served: Live, page: DevTools, width: int, layout: int | None
+) -> None:
+    """`/admin` after the admin token's login, with the teams (a long name with no space to
+    break at, and one made of markup), the days, the failures and the audit log: nothing
+    passes the window's edge but a table, in its scroller, and no name became markup."""
+    assert BROWSER is not None
+    if count_uploads(served, "Form team") < 1:
+        served.scored("Form team", DATA / "sample_submission.csv")
+    log_in_as_organiser(page, served.url, served.admin)
+    html: str = page.evaluate("document.documentElement.outerHTML")
+    assert "<script" not in html and "&lt;b&gt;Mallory&lt;/b&gt; &amp; co" in html
+    for section in ("phase", "teams", "days", "queue", "failures", "audit"):
+        assert f'id="{section}"' in html
+    found = measure(BROWSER, html, width, 800 if layout is None else 844, layout=layout)
+    edge = layout or width
+    assert found["width"] == edge
+    assert found["outside"] == []  # the header, the phase, the words of each section
+    assert "b" not in found["tags"]  # the team made of markup stayed text
+    assert found["scrolls"] and all(
+        right <= edge + 0.5 and overflow == "auto" for right, overflow in found["scrolls"]
+    )
+    if layout is None:
+        assert found["scrollWidth"] <= found["innerWidth"] and found["beyond"] == []

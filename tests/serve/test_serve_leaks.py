@@ -78,6 +78,7 @@ def crawl(live: Live) -> tuple[dict[str, str], set[str]]:
                 ("/admin/audit", {}),
                 ("/admin/status", {}),
                 ("/admin/settings", {}),
+                ("/admin/overview", {}),
             ]:
                 keep(who, f"/api/v1{route}", api.get(route, params=params))
             for ident in range(1, 6):
@@ -93,6 +94,10 @@ def crawl(live: Live) -> tuple[dict[str, str], set[str]]:
             keep(who, "/login", page.get("/login"))
             keep(who, "/login", page.post("/login", data={"token": token}))
             keep(who, "/team", page.get("/team"))
+            keep(
+                who, "/admin", page.get("/admin")
+            )  # the organiser's, after the admin token's login
+            keep(who, "/admin/login", page.get("/admin/login"))
             for ident in range(1, 6):
                 keep(who, "/team/submissions/{id}", page.get(f"/team/submissions/{ident}"))
             keep(who, "/team/picks", page.post("/team/picks", data={"ids": "1"}))
