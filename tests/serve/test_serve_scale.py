@@ -335,6 +335,8 @@ def test_the_readme_s_three_machine_layout_runs_as_printed(tmp_path: Path, postg
         ["serve", "team"],
         ["serve", "run"],
         ["serve", "worker"],
+        ["serve", "settings"],
+        ["serve", "export"],
     ]
     (tmp_path / "data").symlink_to(ROOT / "data")
     (tmp_path / "teams.csv").write_text("team\nTeam A\n", encoding="utf-8")
@@ -346,7 +348,7 @@ def test_the_readme_s_three_machine_layout_runs_as_printed(tmp_path: Path, postg
         assert done.returncode == 0, done.stderr
         return done
 
-    init, team, web, worker = commands
+    init, team, web, worker, settings, export = commands
     assert web[web.index("--db") + 1] == web_url  # the page is served as the web role
     scorer_here(init)
     scorer_here(team)
@@ -364,6 +366,8 @@ def test_the_readme_s_three_machine_layout_runs_as_printed(tmp_path: Path, postg
             ["submit", "data/sample_submission.csv", "--server", base, "--token", token]
         )
         assert f"scored, public score {PUBLIC[SAMPLE]:.6f}" in submitted.stdout
+        assert "Changed: end" in scorer_here(settings).stdout  # from a machine without DIR
+        assert scorer_here(export).stdout.startswith("Wrote 1 submissions")
     finally:
         for process in running:
             process.send_signal(signal.SIGTERM)
