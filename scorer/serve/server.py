@@ -338,12 +338,16 @@ class Server:
         """What the organiser watches: the queue, the latest change of the boards and the
         version of each board published (the boards are whole when they agree)."""
         change, at = self.store.last_change()
+        phase = self.phase()
+        boards: dict[str, int | None] = dict(self.store.versions())
+        if phase is Phase.FINAL:  # revealed, the final boards not yet built: not whole
+            boards.setdefault(str(Phase.FINAL), None)
         return {
             **self.store.queue(),
             "last_change": change,
             "last_change_at": None if at is None else iso(at),
-            "boards": self.store.versions(),
-            "phase": str(self.phase()),
+            "boards": boards,
+            "phase": str(phase),
         }
 
     def competition_dict(self) -> dict[str, Any]:

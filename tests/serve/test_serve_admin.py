@@ -251,3 +251,15 @@ def test_the_page_has_no_form_but_log_out_and_answers_with_the_guard_headers(
     assert page.text.count("<form") == 1 and 'action="/logout"' in page.text
     assert page.headers["content-security-policy"].startswith("default-src 'none'")  # no script
     assert page.headers["cache-control"] == "no-store"
+
+
+def test_the_status_is_not_whole_between_the_reveal_and_the_final_boards(tmp_path: Path) -> None:
+    """The status an organiser (and `settle`) waits on: revealed, the final boards not yet
+    built, it names them unpublished, so that the boards never all agree in that moment."""
+    server, token = made(tmp_path)
+    headers = {"Authorization": f"Bearer {token}"}
+    assert ask(server, "GET", "/api/v1/admin/status", headers=headers).json()["boards"] == {}
+    ask(server, "POST", "/api/v1/admin/reveal", headers=headers)
+    status = ask(server, "GET", "/api/v1/admin/status", headers=headers).json()
+    assert (status["phase"], status["boards"]) == ("final", {"final": None})
+    assert ask(server, "GET", "/api/v1/leaderboard?phase=final").status_code == 503
