@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -13,14 +13,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from scorer.board import BoardRules
 from scorer.competition import LOST_ITEMS, Competition, Split
-from scorer.leaderboard.confidence import ALPHA, LEVEL, RESAMPLES, SEED, analyse
+from scorer.leaderboard.confidence import LEVEL, RESAMPLES, SEED, TEST, analyse
 from scorer.leaderboard.manifest import MAX_SELECTED
 from scorer.leaderboard.schema import Status
 from scorer.leaderboard.store import Record, Run, Store
-
-#: The name of the gap test, as outputs state it.
-TEST = "paired sign-flip permutation test"
 
 
 class Phase(StrEnum):
@@ -40,9 +38,11 @@ class Pick(StrEnum):
 
 @dataclass(frozen=True)
 class Row:
-    """One team on one board. `p_next`/`tie_next`: the test against the next team below
-    (None on the last row). `public_rank`, `shake` (public rank - private rank: positive is a
-    climb) and `pick` are set on the private board only."""
+    """One team on one board. `p_next`/`p_adjusted`: the test against the next team below,
+    as computed and corrected for the board's number of tests (None on the last row);
+    `tier`: 1 at the top, one more below each gap that is beyond noise and the board's
+    `tie_margin` (`confidence.tiers`). `public_rank`, `shake` (public rank - private rank:
+    positive is a climb) and `pick` are set on the private board only."""
 
     rank: int
     team: str
@@ -50,7 +50,8 @@ class Row:
     low: float | None
     high: float | None
     p_next: float | None
-    tie_next: bool
+    p_adjusted: float | None
+    tier: int
     submission: str
     submitted_at: datetime
     entries: int
@@ -67,7 +68,8 @@ class Row:
             "low": self.low,
             "high": self.high,
             "p_next": self.p_next,
-            "tie_next": self.tie_next,
+            "p_adjusted": self.p_adjusted,
+            "tier": self.tier,
             "submission": self.submission,
             "submitted_at": iso(self.submitted_at),
             "entries": self.entries,
@@ -137,6 +139,7 @@ class Boards:
     resamples: int
     seed: int
     competition: str = LOST_ITEMS.name
+    rules: BoardRules = field(default_factory=BoardRules)
     as_of: datetime | None = None
     stale: Stale | None = None
 
@@ -154,7 +157,11 @@ class Boards:
                 "resamples": self.resamples,
                 "seed": self.seed,
                 "test": TEST,
-                "alpha": ALPHA,
+                "correction": str(self.rules.correction),
+                "alpha": self.rules.alpha,
+                "tie_margin": self.rules.tie_margin,
+                "tiers": "a new tier below each gap between neighbours whose corrected "
+                "p-value is under alpha and which is at least tie_margin",
             },
             "public": self.public.to_dict(paths=paths),
         }
@@ -240,6 +247,7 @@ def build(
         resamples=resamples,
         seed=seed,
         competition=store.competition().name,
+        rules=store.competition().board,
         as_of=shown.finished_at if shown is not None else None,
         stale=staleness(shown, store.unfinished()),
     )
@@ -280,18 +288,21 @@ def _board(
     low: list[float | None] = [None] * len(picks)
     high: list[float | None] = [None] * len(picks)
     p_next: list[float | None] = [None] * len(picks)
-    tie = [False] * len(picks)
+    p_adjusted: list[float | None] = [None] * len(picks)
+    tier = [1] * len(picks)
     users = 0
+    competition = store.competition()
     arrays = store.per_user((r.id for r in picks), name)
     if picks and all(r.id in arrays for r in picks):
         matrix = np.column_stack([arrays[r.id] for r in picks])
         values = np.ascontiguousarray(matrix[np.isfinite(matrix).all(axis=1)])
         users = int(values.shape[0])
-        found = analyse(values, resamples=resamples, seed=seed)
+        found = analyse(values, resamples=resamples, seed=seed, rules=competition.board)
         low = [_finite(x) for x in found.low]
         high = [_finite(x) for x in found.high]
-        for i, (p, t) in enumerate(zip(found.p_next, found.tie_next, strict=True)):
-            p_next[i], tie[i] = _finite(p), bool(t)
+        for i, (p, q) in enumerate(zip(found.p_next, found.p_adjusted, strict=True)):
+            p_next[i], p_adjusted[i] = _finite(p), _finite(q)
+        tier = [int(t) for t in found.tier]
     rows = tuple(
         Row(
             rank=i + 1,
@@ -300,14 +311,14 @@ def _board(
             low=low[i],
             high=high[i],
             p_next=p_next[i],
-            tie_next=tie[i],
+            p_adjusted=p_adjusted[i],
+            tier=tier[i],
             submission=r.path,
             submitted_at=r.submitted_at,
             entries=counts[r.team],
         )
         for i, r in enumerate(picks)
     )
-    competition = store.competition()
     return Board(name=name, rows=rows, users=users, metric=competition.label(competition.metric))
 
 

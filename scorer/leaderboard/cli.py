@@ -282,10 +282,8 @@ def show(
             help="The page's and the Markdown post's heading; default: the competition's name."
         ),
     ] = None,
-    resamples: Annotated[
-        int, typer.Option(help="Bootstrap resamples and permutations.", min=1)
-    ] = RESAMPLES,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the test.")] = SEED,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.", min=1)] = RESAMPLES,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = SEED,
 ) -> None:
     """Print the public board, or in the final phase the public and private boards, with a
     95% interval per team and statistical ties flagged: the boards of the last run that

@@ -77,7 +77,7 @@ def make_demo(root: Path, *, n_users: int = DEMO_USERS, seed: int = 0) -> Path:
     later (an exact tie, broken by time); bravo overfits the public users (falls at the end);
     echo is strong on private users only (climbs), and selects a file that is rejected (so its
     best public files count); foxtrot and golf differ from the baseline by a handful of users
-    (a statistical tie); golf selects two files that are not its best public one; delta only
+    (one tier); golf selects two files that are not its best public one; delta only
     has a rejected file (never ranked).
     """
     comp = make_competition(n_users, seed=seed)

@@ -10,7 +10,7 @@ from scorer.leaderboard.boards import Board, Boards, Phase, Row
 from scorer.leaderboard.literal import shown
 from scorer.leaderboard.wording import (
     INTERVAL_DECIMALS,
-    TIE,
+    SHADING,
     boards_of,
     cells,
     columns,
@@ -48,7 +48,7 @@ td.team { white-space: normal; overflow-wrap: anywhere; min-width: 7rem; }
 @media (max-width: 1200px) { td.wraps { white-space: normal; } }
 td.right { text-align: right; font-variant-numeric: tabular-nums; }
 td.center { text-align: center; font-variant-numeric: tabular-nums; }
-tr.tie td { background: #fff8c5; }
+tr.shaded td { background: #fff8c5; }
 td.chart { padding: .2rem .4rem 0; width: 180px; }
 svg { display: block; }
 svg .range { stroke: #0969da; stroke-width: 3; stroke-linecap: round; }
@@ -90,7 +90,7 @@ def boards_html(boards: Boards) -> list[str]:
     shows them too)."""
     return [
         '<div class="legend" id="legend">',
-        f'<span><span class="swatch"></span>Shaded row: a statistical tie, {escape(TIE)}.</span>',
+        f'<span><span class="swatch"></span>Tiers: {escape(SHADING)}.</span>',
         "<span>Chart: the team's score (dot) and its 95% interval (bar), on the board's "
         "common axis.</span>",
         "</div>",
@@ -147,7 +147,7 @@ def _section(board: Board) -> str:
                 wraps = " wraps" if header in WRAPS else ""
                 tds.append(f'<td class="{justify}{wraps}">{escape(value)}</td>')
         tds.append(f'<td class="chart">{_chart(row, lo, hi)}</td>')
-        css = ' class="tie"' if row.tie_next else ""
+        css = ' class="shaded"' if row.tier % 2 == 0 else ""
         rows.append(f"<tr{css}>{''.join(tds)}</tr>")
     if not board.rows:
         rows.append(f'<tr><td colspan="{len(cols) + 1}">No scored submission yet.</td></tr>')

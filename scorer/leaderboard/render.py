@@ -96,7 +96,7 @@ def to_csv(boards: Boards) -> str:
     Every text cell is quoted; a name a spreadsheet would evaluate as a formula gets a `'`
     before it, and the `neutralised` column names the cells that got one."""
     final = boards.private is not None
-    header = ["board", "rank", "team", "score", "low", "high", "p_next", "tie_next"]
+    header = ["board", "rank", "team", "score", "low", "high", "p_next", "p_adjusted", "tier"]
     if final:
         header += ["public_rank", "shake", "pick", "submission"]
     header += ["submitted_at", "entries", "neutralised"]
@@ -143,9 +143,10 @@ def to_markdown(boards: Boards, heading_text: str | None = None) -> str:
         lines += [f"### {title(board)}", ""]
         lines.append("| " + " | ".join(h for h, _ in cols) + " |")
         lines.append("|" + "|".join(marks[j] for _, j in cols) + "|")
+        team = [header for header, _ in cols].index("Team")
         for row in board.rows:
             values = cells(board, row, team=lambda name: name)
-            values = [markdown(c) if i == 1 else _md(c) for i, c in enumerate(values)]
+            values = [markdown(c) if i == team else _md(c) for i, c in enumerate(values)]
             lines.append("| " + " | ".join(values) + " |")
         if not board.rows:
             lines.append("| " + " | ".join("" for _ in cols) + " |")

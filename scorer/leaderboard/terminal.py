@@ -16,7 +16,7 @@ from scorer.leaderboard.boards import Board, Boards
 from scorer.leaderboard.literal import shown
 from scorer.leaderboard.names import escaped
 from scorer.leaderboard.results import BatchResult
-from scorer.leaderboard.wording import TIE, boards_of, cells, columns, notes, title
+from scorer.leaderboard.wording import SHADING, boards_of, cells, columns, notes, title
 
 #: Width of the plain-text table when the output is not a terminal.
 TEXT_WIDTH = 160
@@ -40,7 +40,8 @@ TEAM_MIN = 12
 
 def renderables(boards: Boards, width: int = TEXT_WIDTH, shading: bool = False) -> RenderableType:
     """Both boards (the private one in the final phase) as rich tables `width` characters
-    wide at most, then the notes. `shading`: ties are drawn in yellow, and the notes say so."""
+    wide at most, then the notes. `shading`: every other tier is drawn in yellow, and the
+    notes say so."""
     parts: list[RenderableType] = []
     left_out: list[str] = []
     for board in boards_of(boards):
@@ -50,7 +51,8 @@ def renderables(boards: Boards, width: int = TEXT_WIDTH, shading: bool = False) 
     lines = notes(boards)
     if shading:
         lines = [
-            f"tie (rows in yellow): {TIE}." if line.startswith("tie:") else line for line in lines
+            f"{line} Rows in yellow: {SHADING}." if line.startswith("Tiers:") else line
+            for line in lines
         ]
     if left_out:
         lines.append(
@@ -85,7 +87,9 @@ def _table(board: Board, width: int) -> tuple[Table, list[str]]:
             min_width=min(TEAM_MIN, _widest(header, rows, i)) if team else None,
         )
     for row, values in zip(board.rows, rows, strict=True):
-        table.add_row(*(Text(values[i]) for i in kept), style="yellow" if row.tie_next else None)
+        table.add_row(
+            *(Text(values[i]) for i in kept), style="yellow" if row.tier % 2 == 0 else None
+        )
     if not board.rows:
         table.caption = Text("No scored submission yet.")
     return table, [cols[i][0] for i in range(len(cols)) if i not in kept]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
+from scorer.board import BoardRules, Correction
 from scorer.competition import Split
 from scorer.leaderboard.boards import Board, Boards, Phase, Row
 from scorer.leaderboard.literal import shown
@@ -18,8 +19,11 @@ INTERVAL_DECIMALS = 4
 #: How a format writes a piece of text: a team name, or the scorer's own words.
 Writer = Callable[[str], str]
 
-#: What the shading of a row means, in the legend of every format that shades rows.
-TIE = "a paired permutation test cannot tell the team from the next one below (p ≥ 0.05)"
+#: What the shading of rows means, in the legend of every format that shades them.
+SHADING = "every other tier is shaded"
+
+#: The corrections' names as notes say them.
+CORRECTIONS = {Correction.HOLM: "Holm's correction", Correction.BH: "Benjamini–Hochberg's"}
 
 
 def same(text: str) -> str:
@@ -37,11 +41,20 @@ def interval(row: Row) -> str:
 
 
 def versus(row: Row) -> str:
-    """The test against the next team below: 'tie (p = 0.41)' or 'p = 0.003'."""
-    if row.p_next is None:
+    """The test against the next team below, corrected: 'p = 0.41' or 'p < 0.001'."""
+    if row.p_adjusted is None:
         return ""
-    text = "p < 0.001" if row.p_next < 0.001 else f"p = {row.p_next:.3f}"
-    return f"tie ({text})" if row.tie_next else text
+    return "p < 0.001" if row.p_adjusted < 0.001 else f"p = {row.p_adjusted:.3f}"
+
+
+def tier_rule(rules: BoardRules) -> str:
+    """How the tiers were made, as every format's notes say it."""
+    return (
+        "a new tier starts below a gap between neighbours that a paired t-test over the "
+        f"users finds significant after {CORRECTIONS[rules.correction]} (α = {rules.alpha:g}; "
+        f"'vs next' is that corrected p) and that is at least {rules.tie_margin:g}; teams in "
+        "one tier cannot be told apart"
+    )
 
 
 def shake(row: Row) -> str:
@@ -78,7 +91,7 @@ def notes(boards: Boards, team: Writer = shown, plain: Writer = same) -> list[st
             f"Intervals: 95% bootstrap over users ({boards.resamples:,} resamples, seed "
             f"{boards.seed})."
         ),
-        plain(f"tie: {TIE}."),
+        plain(f"Tiers: {tier_rule(boards.rules)}."),
         plain("Equal scores: the earlier submission ranks first."),
     ]
     if boards.phase is Phase.PUBLIC:
@@ -129,6 +142,7 @@ def columns(board: Board) -> list[tuple[str, str]]:
         ("Rank", "right"),
         ("Team", "left"),
         (board.metric.upper(), "right"),
+        ("Tier", "right"),
         ("95% interval", "center"),
         ("vs next", "left"),
     ]
@@ -138,7 +152,8 @@ def columns(board: Board) -> list[tuple[str, str]]:
 
 
 def cells(board: Board, row: Row, team: Writer = shown) -> list[str]:
-    values = [str(row.rank), team(row.team), score(row.score), interval(row), versus(row)]
+    values = [str(row.rank), team(row.team), score(row.score), str(row.tier), interval(row)]
+    values.append(versus(row))
     if board.name == Split.PRIVATE:
         values += [str(row.public_rank), shake(row), str(row.pick)]
     return [*values, when(row), str(row.entries)]

@@ -164,7 +164,8 @@ ROW = _object(
         "low": _nullable(NUMBER),
         "high": _nullable(NUMBER),
         "p_next": _nullable(NUMBER),
-        "tie_next": {"type": "boolean"},
+        "p_adjusted": _nullable(NUMBER),
+        "tier": {"type": "integer", "minimum": 1},
         "submission": TEXT,
         "submitted_at": _nullable(TEXT),
         "entries": COUNT,
@@ -174,7 +175,7 @@ ROW = _object(
         "pick": TEXT,
     },
     # `submission` (the file's path) is in the final phase's rows only.
-    required=["rank", "team", "score", "tie_next", "entries"],
+    required=["rank", "team", "score", "tier", "entries"],
 )
 
 BOARD = _object({"users": COUNT, "rows": {"type": "array", "items": ROW}})
