@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from enum import StrEnum
-from typing import Any
+from typing import Any, overload
 
 from scorer.errors import UsageError
 
@@ -70,6 +70,17 @@ class BoardRules:
             )
         object.__setattr__(self, "alpha", float(self.alpha))
         object.__setattr__(self, "tie_margin", float(self.tie_margin))
+
+    @overload
+    def shown(self, score: float) -> float: ...
+    @overload
+    def shown(self, score: None) -> None: ...
+    def shown(self, score: float | None) -> float | None:
+        """A public score as shown before the reveal: rounded to `public_digits` decimals
+        (Python's `round`: to the nearest, ties to even, of the binary value), or exact."""
+        if score is None or self.public_digits is None:
+            return score
+        return round(score, self.public_digits)
 
     @property
     def default(self) -> bool:

@@ -207,9 +207,12 @@ def build(
     resamples: int = RESAMPLES,
     seed: int = SEED,
     before: datetime | None = None,
+    revealed: bool = False,
 ) -> Boards:
     """The boards of the shown run; with `before`, of the submissions made before that
-    moment only (a frozen board: what was submitted after the freeze is not on it)."""
+    moment only (a frozen board: what was submitted after the freeze is not on it). The
+    public phase's scores are shown as `[board]` says until the reveal (`revealed`: a
+    server's public board after it, exact)."""
     shown = store.published()
     records = store.records(private=phase is Phase.FINAL)
     if before is not None:
@@ -239,6 +242,8 @@ def build(
             for row, (_, pick) in zip(board.rows, picks, strict=True)
         )
         private = Board(name=Split.PRIVATE, rows=rows, users=board.users, metric=board.metric)
+    if phase is Phase.PUBLIC and not revealed:
+        public = rounded(public, store.competition().board)
     return Boards(
         phase=phase,
         public=public,
@@ -251,6 +256,20 @@ def build(
         as_of=shown.finished_at if shown is not None else None,
         stale=staleness(shown, store.unfinished()),
     )
+
+
+def rounded(board: Board, rules: BoardRules) -> Board:
+    """A public board as shown before the reveal: every score and interval end rounded to
+    `public_digits` (the ranks, tests and tiers come from the exact scores)."""
+    if rules.public_digits is None:
+        return board
+    rows = tuple(
+        replace(
+            row, score=rules.shown(row.score), low=rules.shown(row.low), high=rules.shown(row.high)
+        )
+        for row in board.rows
+    )
+    return replace(board, rows=rows)
 
 
 def _score(value: float | None) -> float:

@@ -95,7 +95,8 @@ def current(store: SqlStore, competition: Competition, phase: Phase) -> Boards:
 
 def built(source: Verdicts, phase: Phase) -> Boards:
     """The boards of a phase, saying so while a new solution's rescore is under way."""
-    boards = build(source, phase, before=_frozen(source.store, phase))
+    revealed = source.store.revealed() is not None
+    boards = build(source, phase, before=_frozen(source.store, phase), revealed=revealed)
     under_way = source.store.rescoring()
     if under_way is None:
         return boards

@@ -8,7 +8,7 @@ import shutil
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -280,13 +280,21 @@ class Server:
     # a team's own
 
     def entries_of(self, team: Team) -> tuple[list[Entry], Quota]:
-        return self.store.entries(team.id), self.store.quota(team.id, utc())
+        return self.as_shown(self.store.entries(team.id)), self.store.quota(team.id, utc())
 
     def entry_of(self, team: Team, ident: int) -> Entry:
         entry = self.store.entry(ident)
         if entry is None or entry.team != team.name:  # another team's is not found either
             raise ServeError(404, "not_found", f"no submission {ident} of your team")
-        return entry
+        return self.as_shown([entry])[0]
+
+    def as_shown(self, entries: list[Entry]) -> list[Entry]:
+        """A team's submissions as it may see them: before the reveal, each public score as
+        the spec's `[board]` shows it (`BoardRules.shown`); exact after."""
+        rules = self.competition.board
+        if rules.public_digits is None or self.phase() is Phase.FINAL:
+            return entries
+        return [replace(e, public_score=rules.shown(e.public_score)) for e in entries]
 
     def pick(self, team: Team, ids: list[int]) -> list[int]:
         chosen = self.store.set_picks(team.id, ids)
