@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
@@ -17,7 +16,9 @@ from scorer.board import BoardRules
 from scorer.competition import LOST_ITEMS, Competition, Split
 from scorer.leaderboard.confidence import LEVEL, RESAMPLES, SEED, TEST, analyse
 from scorer.leaderboard.manifest import MAX_SELECTED
+from scorer.leaderboard.outlook import Forecasted, foretold
 from scorer.leaderboard.schema import Status
+from scorer.leaderboard.stale import Stale, iso, staleness
 from scorer.leaderboard.store import Record, Run, Store
 
 
@@ -106,27 +107,6 @@ class Unranked:
 
 
 @dataclass(frozen=True)
-class Stale:
-    """The shown boards are not the latest word: a run started after the one they come from
-    has not finished (it is under way, or was interrupted). `reasons`: what it changes.
-    `rescore`: a server's boards, judged again against a new solution as they are shown."""
-
-    reasons: tuple[str, ...]
-    started_at: datetime
-    judged: int
-    total: int
-    rescore: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "reasons": list(self.reasons),
-            "started_at": iso(self.started_at),
-            "judged": self.judged,
-            "total": self.total,
-        }
-
-
-@dataclass(frozen=True)
 class Boards:
     """Everything a leaderboard page shows. In the public phase `private` is None and no
     private figure was read to build the rest. `as_of`: when the run they come from finished
@@ -140,6 +120,7 @@ class Boards:
     seed: int
     competition: str = LOST_ITEMS.name
     rules: BoardRules = field(default_factory=BoardRules)
+    forecast: Forecasted | None = None
     as_of: datetime | None = None
     stale: Stale | None = None
 
@@ -168,6 +149,8 @@ class Boards:
         if self.private is not None:
             data["private"] = self.private.to_dict(paths=paths)
         data["unranked"] = [team.to_dict() for team in self.unranked]
+        if self.forecast is not None:
+            data["forecast"] = self.forecast.to_dict()
         return data
 
 
@@ -186,18 +169,17 @@ class Source(Protocol):
     def competition(self) -> Competition: ...
 
 
-def iso(when: datetime) -> str:
-    """A UTC time as ISO 8601 with a Z, to the second unless it has a fraction."""
-    text = when.astimezone(UTC).replace(tzinfo=None).isoformat()
-    return f"{text}Z"
-
-
 def load(
-    db: Path, phase: Phase | str = Phase.PUBLIC, *, resamples: int = RESAMPLES, seed: int = SEED
+    db: Path,
+    phase: Phase | str = Phase.PUBLIC,
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    forecast: bool = False,
 ) -> Boards:
-    """Build the boards of a database for a phase."""
+    """Build the boards of a database for a phase (with the forecast, `build`'s)."""
     with Store(db, create=False) as store:
-        return build(store, Phase(phase), resamples=resamples, seed=seed)
+        return build(store, Phase(phase), resamples=resamples, seed=seed, forecast=forecast)
 
 
 def build(
@@ -208,11 +190,12 @@ def build(
     seed: int = SEED,
     before: datetime | None = None,
     revealed: bool = False,
+    forecast: bool = False,
 ) -> Boards:
-    """The boards of the shown run; with `before`, of the submissions made before that
-    moment only (a frozen board: what was submitted after the freeze is not on it). The
-    public phase's scores are shown as `[board]` says until the reveal (`revealed`: a
-    server's public board after it, exact)."""
+    """The boards of the shown run; `before`: of the submissions made before it only (a
+    frozen board). Public scores are shown as `[board]` says until the reveal (`revealed`: a
+    server's public board after it). `forecast`: with the forecast of the private board
+    (`outlook`), beside the ranks got once they are revealed."""
     shown = store.published()
     records = store.records(private=phase is Phase.FINAL)
     if before is not None:
@@ -242,6 +225,12 @@ def build(
             for row, (_, pick) in zip(board.rows, picks, strict=True)
         )
         private = Board(name=Split.PRIVATE, rows=rows, users=board.users, metric=board.metric)
+    foreseen = None
+    if forecast and public.rows:
+        chosen = {team: candidates(rows)[0] for team, rows in by_team.items()}
+        got = None if private is None else {row.team: row.rank for row in private.rows}
+        order = [row.team for row in public.rows]
+        foreseen = foretold(store, order, chosen, got, resamples=resamples, seed=seed)
     if phase is Phase.PUBLIC and not revealed:
         public = rounded(public, store.competition().board)
     return Boards(
@@ -253,6 +242,7 @@ def build(
         seed=seed,
         competition=store.competition().name,
         rules=store.competition().board,
+        forecast=foreseen,
         as_of=shown.finished_at if shown is not None else None,
         stale=staleness(shown, store.unfinished()),
     )
@@ -281,15 +271,19 @@ def _public_key(record: Record) -> tuple[float, datetime, str]:
     return (-_score(record.public), record.submitted_at, record.path)
 
 
-def _private_pick(rows: Sequence[Record]) -> tuple[Record, Pick]:
-    """The submission that counts on the private board: the better (private) of the team's
-    selected ones, or, when it selected none, of its MAX_SELECTED best public ones. A selected
-    submission that was rejected is not among `rows` (only scored ones are)."""
+def candidates(rows: Sequence[Record]) -> tuple[list[Record], Pick]:
+    """The submissions that may count on a team's private board, and why: those it selected,
+    or, when it selected none, its MAX_SELECTED best public ones. A selected submission that
+    was rejected is not among `rows` (only scored ones are)."""
     chosen = [r for r in rows if r.selected]
-    pick = Pick.SELECTED
-    if not chosen:
-        chosen = sorted(rows, key=_public_key)[:MAX_SELECTED]
-        pick = Pick.BEST_PUBLIC
+    if chosen:
+        return chosen, Pick.SELECTED
+    return sorted(rows, key=_public_key)[:MAX_SELECTED], Pick.BEST_PUBLIC
+
+
+def _private_pick(rows: Sequence[Record]) -> tuple[Record, Pick]:
+    """The submission that counts on the private board: the better (private) candidate."""
+    chosen, pick = candidates(rows)
     best = min(chosen, key=lambda r: (-_score(r.private), r.submitted_at, r.path))
     return best, pick
 
@@ -358,27 +352,3 @@ def _unranked(records: Sequence[Record], ranked: set[str]) -> tuple[Unranked, ..
         )
         for team, rows in sorted(teams.items())
     )
-
-
-def staleness(shown: Run | None, newer: Run | None) -> Stale | None:
-    """Why the shown boards are stale, if a run started after them has not finished."""
-    if newer is None:
-        return None
-    reasons: list[str] = []
-    if shown is None:
-        reasons.append("the first run")
-    else:
-        old, new = shown.fingerprint, newer.fingerprint
-        if new.solution_hash != old.solution_hash:
-            reasons.append("a new solution")
-        if new.scorer_version != old.scorer_version:
-            reasons.append(f"scorer {new.scorer_version} (was {old.scorer_version})")
-        # Compared as values: a database written before the key was compact JSON
-        # (`Competition.fingerprint`) differs in its spaces only.
-        before, after = json.loads(old.config), json.loads(new.config)
-        changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
-        if changed:
-            reasons.append(f"new options ({', '.join(changed)})")
-        if not reasons:
-            reasons.append("new or changed submissions")
-    return Stale(tuple(reasons), newer.started_at, newer.judged, newer.total)

@@ -8,12 +8,16 @@ from html import escape
 
 from scorer.leaderboard.boards import Board, Boards, Phase, Row
 from scorer.leaderboard.literal import shown
+from scorer.leaderboard.outlook import Forecasted
 from scorer.leaderboard.wording import (
     INTERVAL_DECIMALS,
     SHADING,
     boards_of,
     cells,
     columns,
+    forecast_cells,
+    forecast_columns,
+    forecast_title,
     notes,
     stale,
     title,
@@ -95,6 +99,7 @@ def boards_html(boards: Boards) -> list[str]:
         "common axis.</span>",
         "</div>",
         *[_section(board) for board in boards_of(boards)],
+        *([] if boards.forecast is None else [_forecast(boards.forecast)]),
         '<section class="notes">',
         *[
             f"<p>{line}</p>"
@@ -162,6 +167,33 @@ def _section(board: Board) -> str:
             *rows,
             "</tbody>",
             "</table>",
+            "</div>",
+            "</section>",
+        ]
+    )
+
+
+def _forecast(found: Forecasted) -> str:
+    """The forecast of the private board as a table (after the reveal, with the ranks got)."""
+    cols = forecast_columns(found)
+    head = "".join(f'<th class="{justify}">{escape(h)}</th>' for h, justify in cols)
+    rows = []
+    for row in found.rows:
+        tds = [
+            f'<td class="team"><bdi>{escape(value)}</bdi></td>'
+            if header == "Team"
+            else f'<td class="{justify}">{escape(value)}</td>'
+            for (header, justify), value in zip(cols, forecast_cells(found, row), strict=True)
+        ]
+        rows.append(f"<tr>{''.join(tds)}</tr>")
+    return "\n".join(
+        [
+            '<section id="forecast">',
+            f"<h2>{escape(forecast_title(found))}</h2>",
+            '<div class="board">',
+            f"<table><thead><tr>{head}</tr></thead><tbody>",
+            *rows,
+            "</tbody></table>",
             "</div>",
             "</section>",
         ]

@@ -16,7 +16,17 @@ from scorer.leaderboard.boards import Board, Boards
 from scorer.leaderboard.literal import shown
 from scorer.leaderboard.names import escaped
 from scorer.leaderboard.results import BatchResult
-from scorer.leaderboard.wording import SHADING, boards_of, cells, columns, notes, title
+from scorer.leaderboard.wording import (
+    SHADING,
+    boards_of,
+    cells,
+    columns,
+    forecast_cells,
+    forecast_columns,
+    forecast_title,
+    notes,
+    title,
+)
 
 #: Width of the plain-text table when the output is not a terminal.
 TEXT_WIDTH = 160
@@ -48,6 +58,14 @@ def renderables(boards: Boards, width: int = TEXT_WIDTH, shading: bool = False) 
         table, dropped = _table(board, width)
         parts.append(table)
         left_out += [header for header in dropped if header not in left_out]
+    if boards.forecast is not None:
+        found = boards.forecast
+        rows = [forecast_cells(found, row) for row in found.rows]
+        table, dropped = _grid(
+            forecast_title(found), forecast_columns(found), rows, [None] * len(rows), width
+        )
+        parts.append(table)
+        left_out += [header for header in dropped if header not in left_out]
     lines = notes(boards)
     if shading:
         lines = [
@@ -72,10 +90,24 @@ def table_text(boards: Boards, width: int = TEXT_WIDTH) -> str:
 
 
 def _table(board: Board, width: int) -> tuple[Table, list[str]]:
-    cols = columns(board)
     rows = [cells(board, row) for row in board.rows]
+    styles = ["yellow" if row.tier % 2 == 0 else None for row in board.rows]
+    table, dropped = _grid(title(board), columns(board), rows, styles, width)
+    if not board.rows:
+        table.caption = Text("No scored submission yet.")
+    return table, dropped
+
+
+def _grid(
+    heading: str,
+    cols: list[tuple[str, str]],
+    rows: list[list[str]],
+    styles: list[str | None],
+    width: int,
+) -> tuple[Table, list[str]]:
+    """A table of `rows` under `cols` that fits `width` (`_fit`), and the headers left out."""
     kept = _fit(cols, rows, width)
-    table = Table(title=Text(title(board)), title_justify="left", header_style="bold")
+    table = Table(title=Text(heading), title_justify="left", header_style="bold")
     for i in kept:
         header, justify = cols[i]
         team = header == "Team"
@@ -86,12 +118,8 @@ def _table(board: Board, width: int) -> tuple[Table, list[str]]:
             overflow="fold" if team else "ellipsis",
             min_width=min(TEAM_MIN, _widest(header, rows, i)) if team else None,
         )
-    for row, values in zip(board.rows, rows, strict=True):
-        table.add_row(
-            *(Text(values[i]) for i in kept), style="yellow" if row.tier % 2 == 0 else None
-        )
-    if not board.rows:
-        table.caption = Text("No scored submission yet.")
+    for values, style in zip(rows, styles, strict=True):
+        table.add_row(*(Text(values[i]) for i in kept), style=style)
     return table, [cols[i][0] for i in range(len(cols)) if i not in kept]
 
 

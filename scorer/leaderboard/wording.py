@@ -10,6 +10,7 @@ from scorer.board import BoardRules, Correction
 from scorer.competition import Split
 from scorer.leaderboard.boards import Board, Boards, Phase, Row
 from scorer.leaderboard.literal import shown
+from scorer.leaderboard.outlook import METHOD, Forecasted, Outlook
 from scorer.leaderboard.schema import Status
 
 #: Decimals of a score on a board meant for people (JSON and CSV keep every digit).
@@ -94,6 +95,8 @@ def notes(boards: Boards, team: Writer = shown, plain: Writer = same) -> list[st
         plain(f"Tiers: {tier_rule(boards.rules)}."),
         plain("Equal scores: the earlier submission ranks first."),
     ]
+    if boards.forecast is not None:
+        lines += [plain(line) for line in forecast_notes(boards.forecast)]
     if boards.phase is Phase.PUBLIC:
         lines.append(plain("Private leaderboard: hidden until the final phase."))
     for entry in boards.unranked:
@@ -157,6 +160,50 @@ def cells(board: Board, row: Row, team: Writer = shown) -> list[str]:
     if board.name == Split.PRIVATE:
         values += [str(row.public_rank), shake(row), str(row.pick)]
     return [*values, when(row), str(row.entries)]
+
+
+def forecast_columns(forecast: Forecasted) -> list[tuple[str, str]]:
+    """(header, justification) of the forecast's table; the rank got once revealed."""
+    level = f"{forecast.level:.0%}"
+    cols = [
+        ("Public rank", "right"),
+        ("Team", "left"),
+        (f"Private rank, {level} forecast", "center"),
+        ("Median", "right"),
+        (f"Private score, {level} forecast", "center"),
+    ]
+    if forecast.covered is not None:
+        cols += [("Private rank got", "right"), ("Inside", "left")]
+    return cols
+
+
+def forecast_cells(forecast: Forecasted, row: Outlook, team: Writer = shown) -> list[str]:
+    low, high = row.rank_low, row.rank_high
+    ranks = f"{low}" if low == high else f"{low} – {high}"
+    values = [str(row.public_rank), team(row.team), ranks, str(row.rank_median)]
+    values.append(f"{row.score_low:.{INTERVAL_DECIMALS}f} – {row.score_high:.{INTERVAL_DECIMALS}f}")
+    if forecast.covered is not None:
+        values += [str(row.private_rank), "yes" if row.inside else "no"]
+    return values
+
+
+def forecast_title(forecast: Forecasted) -> str:
+    return f"Forecast of the private leaderboard — from {forecast.public_users:,} public users"
+
+
+def forecast_notes(forecast: Forecasted) -> list[str]:
+    """What the forecast is, and after the reveal how it did."""
+    lines = [
+        f"Forecast: {forecast.level:.0%} intervals of each team's private rank and score, made "
+        f"from the public board alone ({METHOD}; {forecast.resamples:,} resamples, seed "
+        f"{forecast.seed}, a private board of {forecast.private_users:,} users)."
+    ]
+    if forecast.covered is not None:
+        lines.append(
+            f"{forecast.covered} of {len(forecast.rows)} teams got a private rank inside "
+            "their forecast."
+        )
+    return lines
 
 
 def boards_of(boards: Boards) -> Iterator[Board]:

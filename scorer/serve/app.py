@@ -162,6 +162,10 @@ def api(server: Server) -> list[Route]:
         await call(server.admin, bearer(request))
         return JSONResponse(await call(server.status))
 
+    async def forecast(request: Request) -> Response:
+        await call(server.admin, bearer(request))
+        return JSONResponse(await call(server.forecast))
+
     return [
         Route("/competition", competition),
         Route("/targets", targets),
@@ -176,6 +180,7 @@ def api(server: Server) -> list[Route]:
         Route("/admin/submissions", all_submissions),
         Route("/admin/audit", audit),
         Route("/admin/status", status),
+        Route("/admin/forecast", forecast),
         Route("/admin/settings", settings, methods=["GET", "PATCH"]),
     ]
 

@@ -19,7 +19,7 @@ from scorer.leaderboard.page import boards_html
 from scorer.leaderboard.render import render
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, Judge, judge
 from scorer.serve import site, teams
-from scorer.serve.boards import empty
+from scorer.serve.boards import FORECAST, empty, forecast_of
 from scorer.serve.log import logged
 from scorer.serve.settings import (
     FRESH,
@@ -329,6 +329,12 @@ class Server:
             return Shown(render(blank, "json"), "\n".join(boards_html(blank)))
         return Shown(found[1], found[2])
 
+    def forecast(self) -> dict[str, Any]:
+        found = forecast_of(self.store, self.phase())
+        if found is None:
+            raise ServeError(503, "building", "the forecast is being built; ask again in a minute")
+        return found
+
     def reveal(self) -> str:
         revealed = self.store.reveal()
         self.nudge()
@@ -348,6 +354,7 @@ class Server:
         change, at = self.store.last_change()
         phase = self.phase()
         boards: dict[str, int | None] = dict(self.store.versions())
+        forecast = boards.pop(FORECAST, None)  # published apart, and less often
         if phase is Phase.FINAL:  # revealed, the final boards not yet built: not whole
             boards.setdefault(str(Phase.FINAL), None)
         return {
@@ -355,6 +362,7 @@ class Server:
             "last_change": change,
             "last_change_at": None if at is None else iso(at),
             "boards": boards,
+            "forecast": forecast,
             "phase": str(phase),
         }
 
