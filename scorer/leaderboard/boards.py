@@ -12,8 +12,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from scorer.board import BoardRules
+from scorer.board import BoardRules, Ladder
 from scorer.competition import LOST_ITEMS, Competition, Split
+from scorer.leaderboard.climb import laddered, on_top
 from scorer.leaderboard.confidence import LEVEL, RESAMPLES, SEED, TEST, analyse
 from scorer.leaderboard.manifest import MAX_SELECTED
 from scorer.leaderboard.outlook import Forecasted, foretold
@@ -121,6 +122,8 @@ class Boards:
     competition: str = LOST_ITEMS.name
     rules: BoardRules = field(default_factory=BoardRules)
     forecast: Forecasted | None = None
+    #: Before the reveal, under `ladder`: each scored submission's public score as shown.
+    climbed: dict[int, float] | None = None
     as_of: datetime | None = None
     stale: Stale | None = None
 
@@ -204,7 +207,13 @@ def build(
     by_team: dict[str, list[Record]] = {}
     for record in scored:
         by_team.setdefault(record.team, []).append(record)
-    public_picks = [min(team, key=_public_key) for team in by_team.values()]
+    climbed = None
+    rules = store.competition().board
+    if rules.ladder is Ladder.PARAMETER_FREE and phase is Phase.PUBLIC and not revealed:
+        climbed = laddered(store, by_team)  # before the reveal: the Ladder's scores
+        public_picks = [on_top(rows, climbed) for rows in by_team.values()]
+    else:
+        public_picks = [min(team, key=_public_key) for team in by_team.values()]
     public_picks.sort(key=lambda r: (-_score(r.public), r.submitted_at, r.team))
     counts = {team: len(rows) for team, rows in by_team.items()}
     public = _board(store, Split.PUBLIC, public_picks, counts, resamples, seed)
@@ -243,6 +252,7 @@ def build(
         competition=store.competition().name,
         rules=store.competition().board,
         forecast=foreseen,
+        climbed=climbed,
         as_of=shown.finished_at if shown is not None else None,
         stale=staleness(shown, store.unfinished()),
     )

@@ -4,15 +4,15 @@ reveal the rank it got beside it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from scorer.competition import Split
 from scorer.leaderboard.forecast import forecast
-from scorer.leaderboard.store import Record
+from scorer.leaderboard.store import PerUser, Record
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ def foretell(
 
 
 def foretold(
-    store: Users,
+    store: PerUser,
     teams: Sequence[str],
     chosen: dict[str, list[Record]],
     realised: dict[str, int] | None,
@@ -158,9 +158,3 @@ def foretold(
     return foretell(
         teams, by_team, private_users, resamples=resamples, seed=seed, realised=realised
     )
-
-
-class Users(Protocol):
-    """What a forecast reads of a store: per-user scores (`boards.Source` has them)."""
-
-    def per_user(self, idents: Iterable[int], split: Split) -> dict[int, np.ndarray]: ...

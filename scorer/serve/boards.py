@@ -35,6 +35,10 @@ IDLE = 1.0
 #: The name the organiser's forecast is published under, beside the boards' (`publish`).
 FORECAST = "forecast"
 
+#: The name each scored submission's public score as the Ladder shows it is published under:
+#: what a team reads of its own submissions before the reveal (`Server.as_shown`).
+LADDER = "ladder"
+
 #: The fewest seconds between two forecasts before the reveal (`Publisher._forecast_due`).
 FORECAST_EVERY = 60.0
 
@@ -192,6 +196,8 @@ class Publisher:
                 self._forecast_at = time.monotonic()
             if phase is Phase.PUBLIC:
                 boards = replace(boards, forecast=None)
+                shown = {str(i): score for i, score in (boards.climbed or {}).items()}
+                self.store.publish(LADDER, change[0], as_of, json.dumps(shown), "")
             html = "\n".join(boards_html(boards))
             self.store.publish(str(phase), change[0], as_of, render(boards, "json"), html)
 

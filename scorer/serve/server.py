@@ -4,6 +4,7 @@ refusal is a `ServeError` with the status and code the routes answer with."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 import time
@@ -13,13 +14,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from scorer.board import Ladder
 from scorer.leaderboard.batch import Isolation
 from scorer.leaderboard.boards import Phase, iso
 from scorer.leaderboard.page import boards_html
 from scorer.leaderboard.render import render
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, Judge, judge
 from scorer.serve import site, teams
-from scorer.serve.boards import FORECAST, empty, forecast_of
+from scorer.serve.boards import FORECAST, LADDER, empty, forecast_of
 from scorer.serve.log import logged
 from scorer.serve.settings import (
     FRESH,
@@ -289,11 +291,14 @@ class Server:
         return self.as_shown([entry])[0]
 
     def as_shown(self, entries: list[Entry]) -> list[Entry]:
-        """A team's submissions as it may see them: before the reveal, each public score as
-        the spec's `[board]` shows it (`BoardRules.shown`); exact after."""
+        """A team's submissions as it sees them: public scores as `[board]` shows them."""
         rules = self.competition.board
-        if rules.public_digits is None or self.phase() is Phase.FINAL:
+        if rules.default or self.phase() is Phase.FINAL:
             return entries
+        if rules.ladder is Ladder.PARAMETER_FREE:  # as the worker published them, or none yet
+            found = self.store.published(LADDER)
+            shown = {} if found is None else json.loads(found[1])
+            entries = [replace(e, public_score=shown.get(str(e.id))) for e in entries]
         return [replace(e, public_score=rules.shown(e.public_score)) for e in entries]
 
     def pick(self, team: Team, ids: list[int]) -> list[int]:
@@ -355,6 +360,7 @@ class Server:
         phase = self.phase()
         boards: dict[str, int | None] = dict(self.store.versions())
         forecast = boards.pop(FORECAST, None)  # published apart, and less often
+        boards.pop(LADDER, None)  # the public boards' companion, until the reveal
         if phase is Phase.FINAL:  # revealed, the final boards not yet built: not whole
             boards.setdefault(str(Phase.FINAL), None)
         return {
