@@ -136,12 +136,18 @@ def init(
             description=description,
         )
         settings = site.settings_of(folder)
+        (made,) = site.store_of(folder).commitments()
     stage = config.stage_of(settings, dt.datetime.now(dt.UTC), revealed=False)
     if as_json:
         understood = config.as_dict(settings, stage, notes=notes)
-        typer.echo(json.dumps({"status": "ok", "admin_token": token, **understood}))
+        answer = {"admin_token": token, "commitment": made.to_dict(), **understood}
+        typer.echo(json.dumps({"status": "ok", **answer}))
     else:
         typer.echo(f"Made {folder}. Admin token, shown this once (keep it secret): {token}")
+        typer.echo(
+            f"Commitment to the solution, published from now on: {made.hash} (its salt is "
+            "kept hidden until the reveal, which publishes both)"
+        )
         _print_settings(settings, stage, notes)
 
 
