@@ -24,6 +24,7 @@ from scorer.leaderboard.boards import Boards, Phase, Stale, build, iso
 from scorer.leaderboard.page import boards_html
 from scorer.leaderboard.render import render
 from scorer.leaderboard.store import Fingerprint, Record, Run
+from scorer.serve.export import manifest_sha256, with_manifest
 from scorer.serve.sql import SqlStore
 from scorer.serve.sqlcore import StoreUnavailable
 
@@ -157,5 +158,7 @@ class Publisher:
         as_of = "" if change[1] is None else iso(change[1])
         for phase in (Phase.PUBLIC, Phase.FINAL) if revealed else (Phase.PUBLIC,):
             boards = built(source, phase)
-            html = "\n".join(boards_html(boards))
-            self.store.publish(str(phase), change[0], as_of, render(boards, "json"), html)
+            html, text = "\n".join(boards_html(boards)), render(boards, "json")
+            if phase is Phase.FINAL:  # the manifest a checker rescores (`scorer verify`)
+                text = with_manifest(text, manifest_sha256(self.store))
+            self.store.publish(str(phase), change[0], as_of, text, html)
