@@ -317,11 +317,13 @@ class PostgresStore(SqlStore):
         return dest
 
     def revealed_file(self, name: str, scratch: Path) -> Path | None:
-        """A copy in `scratch` of a file the reveal published to `files` (`pgrules.reveal`)."""
-        if self.fetch(f"revealed/{revealable(name)}", dest := scratch / name) is None:
-            dest.unlink()
-            return None
-        return dest
+        """A copy in `scratch` of a file the reveal published to `files` (`pgrules.reveal`),
+        made once (a revealed file never changes), whole, then put in place at once."""
+        dest, whole = scratch / revealable(name), scratch / f".{name}.{secrets.token_hex(8)}"
+        if not dest.is_file() and self.fetch(f"revealed/{name}", whole) is not None:
+            os.replace(whole, dest)
+        whole.unlink(missing_ok=True)
+        return dest if dest.is_file() else None
 
     def organiser(self) -> bool:
         """Whether this connection's role is the organiser's: one that may read the hidden

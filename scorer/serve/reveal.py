@@ -36,6 +36,8 @@ def revealed(store: SqlStore, scratch: Path) -> tuple[Path, str]:
     scratch.mkdir(mode=0o700, exist_ok=True)
     solution, salt = (store.revealed_file(name, scratch) for name in (SOLUTION, SALT))
     if solution is None or salt is None:
+        if store.revealed() is not None:  # a server of a scorer before commitments
+            raise NotRevealed("this server made no commitment: it has no solution to publish")
         raise NotRevealed("the solution is published with the final board, at the reveal")
     return solution, salt.read_text(encoding="ascii").strip()
 

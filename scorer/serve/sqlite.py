@@ -96,5 +96,7 @@ class SqliteStore(SqlStore):
         return self.path.parent / path
 
     def revealed_file(self, name: str, scratch: Path) -> Path | None:
-        """A file the reveal publishes, in the server's folder beside the store (no copy)."""
-        return None if self.revealed() is None else self.path.parent / revealable(name)
+        """A file the reveal publishes, in the server's folder beside the store (no copy);
+        None too when the folder has none (a salt, in a folder made before commitments)."""
+        kept = self.path.parent / revealable(name)
+        return None if self.revealed() is None or not kept.is_file() else kept
