@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ class SplitCounts:
     ignored: int
 
     def to_dict(self) -> dict[str, int]:
-        return {"public": self.public, "private": self.private, "ignored": self.ignored}
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SplitCounts:
@@ -92,13 +92,8 @@ class Commitment:
     reason: str = AT_INIT
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "hash": self.hash,
-            "scorer_version": self.scorer_version,
-            "split": self.split.to_dict(),
-            "committed_at": self.committed_at,
-            "reason": self.reason,
-        }
+        """As the API and the export write it: the split as its counts by stage."""
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Commitment:
