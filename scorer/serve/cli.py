@@ -279,18 +279,26 @@ def export(
     as_json: AsJson = False,
 ) -> None:
     """Write the server's submissions as a leaderboard log (OUT/manifest.csv and the files):
-    `scorer leaderboard score` on it gives the server's boards."""
+    `scorer leaderboard score` on it gives the server's boards. With them, the commitments
+    (commitment.json) and, after the reveal, the final board as published for this log
+    (board.json), which `scorer verify` checks."""
     from scorer.serve.export import MANIFEST
     from scorer.serve.export import export as write
 
     with guarded("serve export", as_json), organiser_home(folder, db) as home:
-        count = write(home, out)
+        done = write(home, out)
     if as_json:
-        typer.echo(
-            json.dumps({"status": "ok", "submissions": count, "manifest": str(out / MANIFEST)})
-        )
+        fields = {"submissions": done.submissions, "manifest": str(out / MANIFEST)}
+        typer.echo(json.dumps({"status": "ok", **fields, "board": done.board}))
+        return
+    wrote = f"Wrote {done.submissions} submissions and {out / MANIFEST}"
+    if done.board:
+        typer.echo(f"{wrote}, the final board and the commitments, for `scorer verify`")
     else:
-        typer.echo(f"Wrote {count} submissions and {out / MANIFEST}")
+        typer.echo(
+            f"{wrote} and the commitments; no final board yet (it is published after the "
+            "reveal, for the latest verdicts: export again then, for `scorer verify`)"
+        )
 
 
 def submit(

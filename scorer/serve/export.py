@@ -14,6 +14,7 @@ import json
 import shutil
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from scorer.errors import UsageError
@@ -58,12 +59,21 @@ def with_manifest(board_json: str, sha256: str) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def export(folder: Path, out: Path) -> int:
+@dataclass(frozen=True)
+class Exported:
+    """What `export` wrote: how many submissions, and whether the final board (`board`:
+    not before the reveal, nor while it is being built for the latest verdicts)."""
+
+    submissions: int
+    board: bool
+
+
+def export(folder: Path, out: Path) -> Exported:
     """Write `out/manifest.csv` (team, path, submitted_at, selected, description, sha256) and
-    every file it names, `board.json` (the final boards as published, once revealed),
-    `commitment.json` and the competition's rules (`competition.toml`, when the server has
-    its own); how many submissions. Submissions still waiting for their verdict are left
-    out, as the server's boards leave them out."""
+    every file it names, `board.json` (the final boards as published for this very manifest,
+    once revealed), `commitment.json` and the competition's rules (`competition.toml`, when
+    the server has its own). Submissions still waiting for their verdict are left out, as
+    the server's boards leave them out."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"{out}: not a new or empty folder")
     store = site.store_of(folder)
@@ -75,9 +85,12 @@ def export(folder: Path, out: Path) -> int:
             shutil.copyfile(kept, out / entry.name)
             if kept.is_relative_to(scratch):
                 kept.unlink()
-        (out / MANIFEST).write_bytes(manifest_bytes(entries))
+        manifest = manifest_bytes(entries)
+        (out / MANIFEST).write_bytes(manifest)
         published = store.published("final")
-        if published is not None:
+        sha = hashlib.sha256(manifest).hexdigest()
+        board = published is not None and json.loads(published[1]).get("manifest_sha256") == sha
+        if published is not None and board:
             (out / BOARD).write_text(published[1], encoding="utf-8")
         commitments = commitment_dict(store)
         try:
@@ -88,4 +101,4 @@ def export(folder: Path, out: Path) -> int:
     (out / COMMITMENT).write_text(text, encoding="utf-8")
     if (folder / site.COMPETITION).is_file():
         shutil.copyfile(folder / site.COMPETITION, out / site.COMPETITION)
-    return len(entries)
+    return Exported(len(entries), board)

@@ -170,3 +170,14 @@ def test_the_export_carries_the_board_its_manifest_s_sha256_and_the_commitments(
     kept = json.loads((out / "commitment.json").read_text())
     assert kept["salt"] == salt_of(served)
     assert kept["commitment"] == served.get("/api/v1/competition").json()["commitment"]
+
+
+def test_an_export_before_the_reveal_has_no_board_and_says_so(tmp_path: Path) -> None:
+    served = Served(tmp_path, None)
+    served.upload("alpha", SAMPLE)
+    out = tmp_path / "export"
+    said = runner.invoke(app, ["serve", "export", str(served.folder), "--out", str(out)])
+    assert said.exit_code == 0, said.output
+    assert "no final board yet (it is published after the reveal" in said.output
+    assert not (out / "board.json").exists()
+    assert json.loads((out / "commitment.json").read_text())["salt"] is None
