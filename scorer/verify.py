@@ -191,10 +191,11 @@ def _check_files(export: Path, manifest: Path) -> int:
         raise NotVerified([f"{MANIFEST}: no sha256 column (export it with scorer 0.2 or later)"])
     failures = []
     for row in rows:
-        name, path = row["path"], export / row["path"]
-        if not path.resolve().is_relative_to(export.resolve()) or not path.is_file():
-            failures.append(f"{name}: not in the export")
-        elif file_sha256(path) != row["sha256"]:
+        name = row.get("path") or ""  # a short row: no path, or no sha256
+        path = export / name
+        if not name or not path.resolve().is_relative_to(export.resolve()) or not path.is_file():
+            failures.append(f"{escaped(name) or 'a row without a path'}: not in the export")
+        elif file_sha256(path) != row.get("sha256"):
             failures.append(f"{name}: its bytes differ from the manifest's sha256")
     if failures:
         raise NotVerified(failures)

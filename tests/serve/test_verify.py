@@ -142,6 +142,10 @@ CHANGES: dict[str, tuple[Callable[[Checker], None], str]] = {
         lambda c: change_file(c.export / "submissions" / "1.csv", last_digit),
         "submissions/1.csv: its bytes differ from the manifest's sha256",
     ),
+    "submission removed": (
+        lambda c: (c.export / "submissions" / "1.csv").unlink(),
+        "submissions/1.csv: not in the export",
+    ),
 }
 
 
