@@ -320,6 +320,7 @@ class PostgresStore(SqlStore):
         """A copy in `scratch` of a file the reveal published to `files` (`pgrules.reveal`),
         made once (a revealed file never changes), whole, then put in place at once."""
         dest, whole = scratch / revealable(name), scratch / f".{name}.{secrets.token_hex(8)}"
+        scratch.mkdir(mode=0o700, exist_ok=True)
         if not dest.is_file() and self.fetch(f"revealed/{name}", whole) is not None:
             os.replace(whole, dest)
         whole.unlink(missing_ok=True)

@@ -33,7 +33,6 @@ def commitment_dict(store: SqlStore) -> dict[str, Any]:
 def revealed(store: SqlStore, scratch: Path) -> tuple[Path, str]:
     """The solution file and the salt of its commitment, once revealed (a store that holds
     the files copies them into `scratch`); `NotRevealed` before."""
-    scratch.mkdir(mode=0o700, exist_ok=True)
     solution, salt = (store.revealed_file(name, scratch) for name in (SOLUTION, SALT))
     if solution is None or salt is None:
         if store.revealed() is not None:  # a server of a scorer before commitments
