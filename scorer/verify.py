@@ -69,12 +69,13 @@ class Verified:
         )
         return (
             f"Verified: the solution (sha256 {self.solution_sha256}; {split.public:,} public, "
-            f"{split.private:,} private, {split.ignored:,} ignored users) with the salt is the "
-            f"one committed to at {self.commitment.committed_at} (commitment "
-            f"{self.commitment.hash}); each of the {self.files:,} files of {MANIFEST} has the "
-            f"manifest's sha256, the manifest is the one the final board was published with, "
-            f"and {under} rescoring it gives that board to the bit: {self.public_teams:,} "
-            f"teams on the public board and {self.private_teams:,} on the private one."
+            f"{split.private:,} private, {split.ignored:,} ignored users) and the salt give "
+            f"the commitment made at {self.commitment.committed_at} (commitment "
+            f"{self.commitment.hash}); {_many(self.files, 'file')} of {MANIFEST}, each with "
+            f"the manifest's sha256; the manifest is the one the final board was published "
+            f"with, and {under} rescoring it gives that board to the bit: "
+            f"{_many(self.public_teams, 'team')} on the public board, "
+            f"{_many(self.private_teams, 'team')} on the private one."
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -117,6 +118,10 @@ def verify(
         raise NotVerified(failures)
     public, private = (len((board.get(n) or {}).get("rows", [])) for n in ("public", "private"))
     return Verified(latest, sha, files, public, private)
+
+
+def _many(count: int, thing: str) -> str:
+    return f"{count:,} {thing}{'' if count == 1 else 's'}"
 
 
 def _file(path: Path, what: str) -> Path:

@@ -76,8 +76,8 @@ def test_the_export_with_the_revealed_solution_and_salt_reproduces_the_board(
     assert code == 0, said
     assert said.startswith("Verified: the solution (sha256 ")
     assert f"(commitment {checker.commitment})" in said
-    assert "each of the 3 files of manifest.csv has the manifest's sha256" in said
-    assert "2 teams on the public board and 2 on the private one" in said
+    assert "3 files of manifest.csv, each with the manifest's sha256" in said
+    assert "2 teams on the public board, 2 teams on the private one" in said
     code, said = checker.verify("--json")
     data = json.loads(said)
     assert (code, data["status"], data["files"]) == (0, "ok", 3)
