@@ -23,7 +23,9 @@ from scorer.leaderboard.boards import Phase, load
 from scorer.leaderboard.names import escaped
 from scorer.version import __version__
 
-#: The export's files (`scorer serve export`).
+#: The files of a server's export (`scorer serve export` writes them): the log, the final
+#: boards as published (after the reveal), the commitments (with the salt of the latest once
+#: revealed) and the server's rules, when it has its own.
 MANIFEST, BOARD, COMMITMENT, RULES = (
     "manifest.csv",
     "board.json",

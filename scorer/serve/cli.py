@@ -282,8 +282,8 @@ def export(
     `scorer leaderboard score` on it gives the server's boards. With them, the commitments
     (commitment.json) and, after the reveal, the final board as published for this log
     (board.json), which `scorer verify` checks."""
-    from scorer.serve.export import MANIFEST
     from scorer.serve.export import export as write
+    from scorer.verify import MANIFEST
 
     with guarded("serve export", as_json), organiser_home(folder, db) as home:
         done = write(home, out)

@@ -24,10 +24,7 @@ from scorer.serve import site
 from scorer.serve.reveal import NotRevealed, commitment_dict, revealed
 from scorer.serve.sql import SqlStore
 from scorer.serve.store import Entry
-
-#: The files of the export folder: the log, the final boards as published (after the
-#: reveal), and the commitments (with the salt of the latest once revealed).
-MANIFEST, BOARD, COMMITMENT = "manifest.csv", "board.json", "commitment.json"
+from scorer.verify import BOARD, COMMITMENT, MANIFEST  # what `scorer verify` reads
 
 #: The log's columns: those `leaderboard score` reads, and each file's sha256.
 HEADER = ("team", "path", "submitted_at", "selected", "description", "sha256")
