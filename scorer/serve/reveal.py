@@ -5,6 +5,7 @@ commitment only once the final board is revealed, when the store itself hands th
 
 from __future__ import annotations
 
+from functools import cache
 from html import escape
 from itertools import pairwise
 from pathlib import Path
@@ -52,9 +53,21 @@ def solution_dict(store: SqlStore, scratch: Path) -> dict[str, Any]:
         "salt": salt,
         "scorer_version": None if latest is None else latest["scorer_version"],
         "split": None if latest is None else latest["split"],
-        "solution_sha256": file_sha256(path),
+        "solution_sha256": sha256_once(path),
         "csv": SOLUTION_CSV,
     }
+
+
+@cache
+def _sha256_of(path: Path, size: int, mtime_ns: int) -> str:
+    return file_sha256(path)
+
+
+def sha256_once(path: Path) -> str:
+    """A revealed file's sha256, computed once (a solution of a million users takes a
+    second to hash, and every request of `/api/v1/solution` asks for it)."""
+    found = path.stat()
+    return _sha256_of(path, found.st_size, found.st_mtime_ns)
 
 
 def commitment_html(store: SqlStore) -> list[str]:
