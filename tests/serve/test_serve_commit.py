@@ -181,3 +181,16 @@ def test_an_export_before_the_reveal_has_no_board_and_says_so(tmp_path: Path) ->
     assert "no final board yet (it is published after the reveal" in said.output
     assert not (out / "board.json").exists()
     assert json.loads((out / "commitment.json").read_text())["salt"] is None
+
+
+def test_serve_reveal_publishes_the_solution_and_no_solution_is_taken_after_it(
+    tmp_path: Path,
+) -> None:
+    served = Served(tmp_path, None)
+    said = runner.invoke(app, ["serve", "reveal", str(served.folder)])
+    assert said.exit_code == 0, said.output
+    assert served.get("/api/v1/solution.csv").content == SOLUTION.read_bytes()
+    args = ["serve", "solution", str(served.folder), "--solution", str(SOLUTION)]
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 2
+    assert "the final board is revealed, and the solution with it" in refused.output
