@@ -26,6 +26,7 @@ from scorer.leaderboard.boards import Boards, Phase, Stale, build, iso
 from scorer.leaderboard.page import boards_html
 from scorer.leaderboard.render import render
 from scorer.leaderboard.store import Fingerprint, Record, Run
+from scorer.serve.export import manifest_sha256, with_manifest
 from scorer.serve.sql import SqlStore
 from scorer.serve.sqlcore import StoreUnavailable
 
@@ -198,8 +199,10 @@ class Publisher:
                 boards = replace(boards, forecast=None)
                 shown = {str(i): score for i, score in (boards.climbed or {}).items()}
                 self.store.publish(LADDER, change[0], as_of, json.dumps(shown), "")
-            html = "\n".join(boards_html(boards))
-            self.store.publish(str(phase), change[0], as_of, render(boards, "json"), html)
+            html, text = "\n".join(boards_html(boards)), render(boards, "json")
+            if phase is Phase.FINAL:  # the manifest a checker rescores (`scorer verify`)
+                text = with_manifest(text, manifest_sha256(self.store))
+            self.store.publish(str(phase), change[0], as_of, text, html)
 
     def _forecast_due(self, version: int) -> bool:
         """Whether to forecast the private board again: the boards changed since the last

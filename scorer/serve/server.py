@@ -23,6 +23,7 @@ from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, Judge, ju
 from scorer.serve import site, teams
 from scorer.serve.boards import FORECAST, LADDER, empty, forecast_of
 from scorer.serve.log import logged
+from scorer.serve.reveal import commitment_dict
 from scorer.serve.settings import (
     FRESH,
     Schedule,
@@ -394,6 +395,7 @@ class Server:
             "phase": str(self.phase()),
             **self.stage(utc()).to_dict(),
             "spec": rules.to_dict(),  # what `scorer submit` validates with
+            **commitment_dict(self.store),
         }
 
     def targets_bytes(self) -> bytes:

@@ -34,7 +34,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scorer.prepared",),
     ("scorer.api",),
     ("scorer.shell",),
+    ("scorer.commitment",),  # a commitment to a solution: its file, its split, a salt
     ("scorer.leaderboard.*",),
+    ("scorer.verify",),  # checks a server's export with the engine, not with the server
     ("scorer.platforms.*",),
     ("scorer.serve.*",),
     ("scorer.schemas.*",),  # describes every command's output, the leaderboard's included
