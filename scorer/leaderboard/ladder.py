@@ -11,8 +11,9 @@ import numpy as np
 MAX_DIGITS = 15
 
 # The parameter-free Ladder: Avrim Blum and Moritz Hardt, "The Ladder: A Reliable Leaderboard for
-# Machine Learning Competitions", ICML 2015 (arXiv:1502.04585), §4 "Parameter-free Ladder"; the
-# authors' code is `score!(l::FreeLadder, …)` in github.com/mrtzh/Ladder.jl, src/Ladder.jl.
+# Machine Learning Competitions", ICML 2015 (arXiv:1502.04585v1, §4 "Parameter-free Ladder", as
+# secondary summaries number and quote it; the PDF itself was out of reach), and the authors'
+# code, `score!(l::FreeLadder, …)` in github.com/mrtzh/Ladder.jl, src/Ladder.jl (read).
 # In losses (lower is better), for a team's submissions f_1, f_2, … on the n public examples:
 #
 #     R_0 = ∞; no leader
@@ -24,17 +25,17 @@ MAX_DIGITS = 15
 #             R_t = R_{t-1}
 #
 # The first submission always passes (R_0 = ∞). Two readings differ by at most 1/(2n) in the
-# threshold: the paper's text compares with the released R_{t-1}, already rounded; the authors'
-# code compares with the leader's exact loss (and releases it unrounded). We compare with the
-# leader's exact score, as the code does: the test is then the paired t-test the paper names, a
-# submission identical to the leader is never an improvement, and the shown score is a function
-# of the leader alone (a server holds only the leader's per-user scores). We round the shown
-# score to 1/n, as the paper does: it reveals about log2(n) bits per improvement.
+# threshold: the paper, as quoted, compares with the released R_{t-1}, already rounded; the
+# authors' code compares with the leader's exact loss (and releases it unrounded). We compare
+# with the leader's exact score, as the code does: the test is then the paired t-test the paper
+# names, a submission identical to the leader is never an improvement, and the shown score is a
+# function of the leader alone (a server holds only the leader's per-user scores). We round the
+# shown score to 1/n, as the paper does: it reveals about log2(n) bits per improvement.
 #
 # For scores (higher is better), with d = new - leader per user, S = Σd and Q = Σd²:
 #     mean(d) > s/√n  ⇔  S > 0 and S²/n > (Q - S²/n)/(n - 1)  ⇔  S > 0 and S² > Q,
 # that is Σ_{i≠j} d_i d_j > 0. No square root and no division: the test is exact whenever the
-# sums are (scores on a binary grid), and it never depends on the order of the users.
+# sums are (scores on a binary grid, as in the tests).
 
 
 def climb(best: np.ndarray | None, new: np.ndarray) -> tuple[float, bool]:
