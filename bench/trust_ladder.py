@@ -25,7 +25,9 @@ team tries q' = q + N(0.05, 0.15) and adopts q' when the board says the submissi
 best (plain: its exact public score beats its best; ladder: `climb` says so). Both boards see
 the same draws; only the adoptions differ. The private board counts each team's best EXACT
 public submission on both boards (the Ladder changes what is shown, never what counts), and
-ranks the honest teams by its private score.
+ranks the honest teams by its private score. For each pair of teams the Ladder's run puts in
+the other order, a paired z over the private users of their plain-board picks says whether
+they were told apart at all.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ class Size:
     fewest: int
 
 
-FULL = Size(users=8_000, pool=100, ks=(100, 300, 700), seeds=5, teams=20, most=20, fewest=5)
+FULL = Size(users=8_000, pool=100, ks=(100, 300, 700), seeds=10, teams=20, most=20, fewest=5)
 QUICK = Size(users=1_000, pool=100, ks=(50, 100), seeds=2, teams=6, most=6, fewest=3)
 
 
@@ -110,7 +112,8 @@ class Honest:
 
     submissions: int
     final_changed: int  # teams whose private rank differs, plain board vs ladder
-    picks_changed: int  # teams whose counted submission differs
+    flipped: int  # pairs of teams in the other order on the ladder's private board
+    tied: float  # the largest |z| on the plain board's private scores among flipped pairs
     public_changed: int  # teams whose public (shown) rank differs
     private_plain: float  # mean private score of the counted submissions
     private_ladder: float
@@ -178,19 +181,19 @@ def honest(world: World, seed: int) -> Honest:
     skills = rng.uniform(0.5, 2.5, size=size.teams)
     counts = rng.integers(size.fewest, size.most + 1, size=size.teams)
     picks: dict[str, list[float]] = {"plain": [], "ladder": []}
+    per_user: list[np.ndarray] = []  # the plain board's counted submissions, private users
     shown_best: dict[str, list[float]] = {"plain": [], "ladder": []}
-    changed_picks = 0
     for team in range(size.teams):
         steps = np.random.default_rng([seed, 4, team]).normal(0.05, 0.15, size=counts[team])
-        chosen = {}
         for board in ("plain", "ladder"):
             q, best, best_exact, shown = skills[team], None, -np.inf, 0.0
-            runs = []  # (exact public, private) of each submission
+            runs = []  # (exact public, private, per-user private) of each submission
             for j in range(counts[team]):
                 trial = max(0.0, q + steps[j])
                 noise = np.random.default_rng([seed, 5, team, j])
                 keys = trial * world.relevant + noise.standard_normal((size.users, size.pool))
-                pub, private = world.split(world.ndcg(top(keys)))
+                scores = world.ndcg(top(keys))
+                pub, private = world.split(scores)
                 exact = float(pub.mean())
                 if board == "plain":
                     adopt = exact > best_exact
@@ -201,18 +204,26 @@ def honest(world: World, seed: int) -> Honest:
                 if adopt:
                     q = trial
                 best_exact = max(best_exact, exact)
-                runs.append((exact, private))
+                runs.append((exact, private, scores[world.public :]))
             pick = max(range(len(runs)), key=lambda j: runs[j][0])
-            chosen[board] = pick
             picks[board].append(runs[pick][1])
             shown_best[board].append(shown)
-        changed_picks += chosen["plain"] != chosen["ladder"]
+            if board == "plain":
+                per_user.append(runs[pick][2])
     rank = {board: ranks(picks[board]) for board in picks}
+    plain, ladder = np.array(picks["plain"]), np.array(picks["ladder"])
+    order = np.sign(plain[:, None] - plain[None, :]) * np.sign(ladder[:, None] - ladder[None, :])
+    pairs = [(a, b) for a, b in zip(*np.nonzero(np.triu(order < 0)), strict=True)]
+    tied = 0.0
+    for a, b in pairs:  # a paired z-test over the private users, as the private board's
+        diff = per_user[a] - per_user[b]
+        tied = max(tied, abs(float(diff.mean())) / (float(diff.std(ddof=1)) / np.sqrt(diff.size)))
     shown_rank = {board: ranks(shown_best[board]) for board in shown_best}
     return Honest(
         submissions=int(counts.sum()),
         final_changed=int(np.count_nonzero(rank["plain"] != rank["ladder"])),
-        picks_changed=changed_picks,
+        flipped=len(pairs),
+        tied=tied,
         public_changed=int(np.count_nonzero(shown_rank["plain"] != shown_rank["ladder"])),
         private_plain=float(np.mean(picks["plain"])),
         private_ladder=float(np.mean(picks["ladder"])),
@@ -271,25 +282,29 @@ def report(size: Size, attacks: list[Attack], teams: list[Honest], wall: float) 
     lines += [
         "",
         f"Honest teams: {size.teams} a seed, {size.fewest}-{size.most} submissions each; "
-        "ranks among the honest teams.",
+        "ranks among the honest teams. A team that ignored the board would keep its final "
+        "rank by construction (both private boards count its best exact public submission); "
+        "these teams keep a change only when the board says it helped, so what they are shown "
+        "steers what they submit. z: the paired z of two flipped teams' private scores on the "
+        "plain board (|z| < 2: a statistical tie).",
         "",
-        "| seed | submissions | final private ranks changed | picks changed "
+        "| seed | submissions | final private ranks changed | pairs flipped "
+        "| largest \\|z\\| of a flipped pair "
         "| public board ranks changed | mean private score of picks, plain / ladder |",
-        "|---:|---:|---:|---:|---:|---:|",
+        "|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for seed, t in enumerate(teams):
         lines.append(
-            f"| {seed} | {t.submissions} | {t.final_changed} | {t.picks_changed} "
+            f"| {seed} | {t.submissions} | {t.final_changed} | {t.flipped} | {t.tied:.2f} "
             f"| {t.public_changed} | {t.private_plain:.4f} / {t.private_ladder:.4f} |"
         )
-    worst = min(ratios[k, "ladder"] for k in size.ks)
     changed = sum(t.final_changed for t in teams)
+    each = ", ".join(f"{ratios[k, 'ladder']:.1f}× at k = {k}" for k in size.ks)
     lines += [
         "",
-        f"Ladder: plain gap / ladder gap at least {worst:.1f}× over k = "
-        f"{', '.join(map(str, size.ks))} (goal ≥ 5×: {'met' if worst >= 5 else 'NOT met'}); "
-        f"honest teams whose final rank changed: {changed} (goal 0: "
-        f"{'met' if changed == 0 else 'NOT met'}).",
+        f"Ladder: plain gap / ladder gap {each} (goal ≥ 5×). Honest teams whose final rank "
+        f"changed: {changed} of {size.teams * len(teams)} (goal 0); the largest |z| of a "
+        f"flipped pair: {max(t.tied for t in teams):.2f}.",
     ]
     return "\n".join(lines)
 
