@@ -4,6 +4,7 @@ Ladder on the public board (`[board] ladder`): each traced to the functions that
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -26,14 +27,14 @@ from scorer.leaderboard.schema import Status
 from scorer.leaderboard.store import Record, Store
 
 
-def scored(root: Path, rules: BoardRules = BoardRules()) -> Path:
+def scored(root: Path, rules: BoardRules | None = None) -> Path:
     """The demo competition under `rules`, scored into root/board.db."""
     make_demo(root)
     batch.score_log(
         root / "manifest.csv",
         root / "solution.csv",
         root / "board.db",
-        competition=replace(LOST_ITEMS, board=rules),
+        competition=replace(LOST_ITEMS, board=rules or BoardRules()),
         isolation=batch.Isolation(workers=0),
     )
     return root / "board.db"
@@ -155,7 +156,7 @@ def test_the_ladder_repeats_a_team_s_best_for_a_submission_that_is_not_better(
         for rows in by_team(store).values():
             ordered = sorted(rows, key=order)
             shown = [boards.climbed[r.id] for r in ordered]
-            for before, now in zip(shown, shown[1:], strict=False):
+            for before, now in itertools.pairwise(shown):
                 assert now >= before  # a shown score never falls
                 repeated += now == before
     assert repeated  # the demo has a team whose later submission did not climb
