@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from scorer.competition import LOST_ITEMS
-from scorer.leaderboard.boards import iso
+from scorer.leaderboard.stale import iso
 from scorer.synthetic import COLUMNS, make_competition
 
 #: The demo and the synthetic competitions are lost items: 20 ranked editions a user.

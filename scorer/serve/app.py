@@ -24,7 +24,8 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scorer.errors import ScorerError
-from scorer.leaderboard.boards import Phase, iso
+from scorer.leaderboard.boards import Phase
+from scorer.leaderboard.stale import iso
 from scorer.serve import site
 from scorer.serve.front import error_page
 from scorer.serve.intake import ident, json_body, take

@@ -21,14 +21,17 @@ from typing import Any
 
 import numpy as np
 
+from scorer.board import BoardRules, Ladder
 from scorer.competition import Competition, Split
-from scorer.leaderboard.boards import Boards, Phase, Stale, build, iso
+from scorer.leaderboard.boards import Boards, Phase, build
 from scorer.leaderboard.page import boards_html
 from scorer.leaderboard.render import render
+from scorer.leaderboard.stale import Stale, iso
 from scorer.leaderboard.store import Fingerprint, Record, Run
 from scorer.serve.export import manifest_sha256, with_manifest
 from scorer.serve.sql import SqlStore
 from scorer.serve.sqlcore import StoreUnavailable
+from scorer.serve.store import Entry
 
 #: How often a publisher looks for a change when nobody wakes it (seconds).
 IDLE = 1.0
@@ -142,6 +145,18 @@ def forecast_of(store: SqlStore, phase: Phase) -> dict[str, Any] | None:
         return {"phase": str(phase), "as_of": data["as_of"], **data.get("forecast", {})}
     found = store.published(FORECAST)
     return None if found is None else {"phase": str(phase), **json.loads(found[1])}
+
+
+def shown_to_teams(store: SqlStore, rules: BoardRules, entries: list[Entry]) -> list[Entry]:
+    """Submissions' public scores as `[board]` shows them before the reveal: under the Ladder
+    as the publisher last published them (None until it has), rounded to `public_digits`."""
+    if rules.default:
+        return entries
+    if rules.ladder is Ladder.PARAMETER_FREE:
+        found = store.published(LADDER)
+        climbed = {} if found is None else json.loads(found[1])
+        entries = [replace(e, public_score=climbed.get(str(e.id))) for e in entries]
+    return [replace(e, public_score=rules.shown(e.public_score)) for e in entries]
 
 
 class Publisher:

@@ -4,24 +4,23 @@ refusal is a `ServeError` with the status and code the routes answer with."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from scorer.board import Ladder
 from scorer.leaderboard.batch import Isolation
-from scorer.leaderboard.boards import Phase, iso
+from scorer.leaderboard.boards import Phase
 from scorer.leaderboard.page import boards_html
 from scorer.leaderboard.render import render
+from scorer.leaderboard.stale import iso
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, Judge, judge
 from scorer.serve import site, teams
-from scorer.serve.boards import FORECAST, LADDER, empty, forecast_of
+from scorer.serve.boards import FORECAST, LADDER, empty, forecast_of, shown_to_teams
 from scorer.serve.log import logged
 from scorer.serve.reveal import commitment_dict
 from scorer.serve.settings import (
@@ -292,15 +291,10 @@ class Server:
         return self.as_shown([entry])[0]
 
     def as_shown(self, entries: list[Entry]) -> list[Entry]:
-        """A team's submissions as it sees them: public scores as `[board]` shows them."""
-        rules = self.competition.board
-        if rules.default or self.phase() is Phase.FINAL:
+        """A team's submissions as it sees them: until the reveal, as `[board]` shows them."""
+        if self.phase() is Phase.FINAL:
             return entries
-        if rules.ladder is Ladder.PARAMETER_FREE:  # as the worker published them, or none yet
-            found = self.store.published(LADDER)
-            shown = {} if found is None else json.loads(found[1])
-            entries = [replace(e, public_score=shown.get(str(e.id))) for e in entries]
-        return [replace(e, public_score=rules.shown(e.public_score)) for e in entries]
+        return shown_to_teams(self.store, self.competition.board, entries)
 
     def pick(self, team: Team, ids: list[int]) -> list[int]:
         chosen = self.store.set_picks(team.id, ids)

@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scorer.version",),
     ("scorer.errors",),
     ("scorer.envelope", "scorer.metrics"),
+    ("scorer.board",),  # the spec's [board] table, held by the competition
     ("scorer.competition",),
     ("scorer.keys",),  # packs (user, item) keys: the spec names their columns
     ("scorer.read.*",),
