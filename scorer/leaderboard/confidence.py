@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scorer.board import BoardRules, Correction
+from scorer.leaderboard.groups import grouped
 
 #: Coverage of each team's interval.
 LEVEL = 0.95
@@ -86,18 +87,24 @@ def bootstrap_means(values: np.ndarray, *, resamples: int, seed: int) -> np.ndar
 
     A sample draws n users with replacement; the same sample serves every team (paired). It is
     held as counts, one row a sample, so a team's mean is a matrix product: counts @ values / n.
+    Beyond `groups.GROUPS` users, groups of a random deal are drawn instead (`groups`): a mean
+    is then counts @ sums / counts @ sizes, at a cost that no longer grows with the users.
     """
     n, teams = values.shape
     means = np.full((resamples, teams), np.nan)
     if n == 0 or teams == 0:
         return means
+    sums, sizes = grouped(values, seed=seed)
+    units = sums.shape[0]
     rng = np.random.default_rng([seed, 0])
-    step = max(1, CHUNK_CELLS // n)
+    step = max(1, CHUNK_CELLS // units)
     for start in range(0, resamples, step):  # chunks of samples, never a loop over users
         rows = min(step, resamples - start)
-        picks = rng.integers(0, n, size=(rows, n)) + (np.arange(rows) * n)[:, None]
-        counts = np.bincount(picks.ravel(), minlength=rows * n).reshape(rows, n)
-        means[start : start + rows] = counts.astype(np.float64) @ values / n
+        picks = rng.integers(0, units, size=(rows, units)) + (np.arange(rows) * units)[:, None]
+        counts = np.bincount(picks.ravel(), minlength=rows * units).reshape(rows, units)
+        weights = counts.astype(np.float64)
+        drawn = n if units == n else (weights @ sizes)[:, None]
+        means[start : start + rows] = weights @ sums / drawn
     return means
 
 
