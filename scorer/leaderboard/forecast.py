@@ -36,6 +36,7 @@ between the public and the private populations.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,20 +112,10 @@ def forecast(
         draws, groups = private_users, 0
     if not np.isfinite(sums).all():
         raise ValueError("public has a score that is not a finite number")
-    scores = resample(sums, sizes, teams, count, draws=draws, resamples=resamples, seed=seed)
-    ranks = rank(scores)
-    tail = (1 - level) / 2
-    return Forecast(
-        rank_low=np.quantile(ranks, tail, axis=0, method="lower").astype(np.int64),
-        rank_high=np.quantile(ranks, 1 - tail, axis=0, method="higher").astype(np.int64),
-        rank_median=np.quantile(ranks, 0.5, axis=0, method="lower").astype(np.int64),
-        score_low=np.quantile(scores, tail, axis=0, method="lower"),
-        score_high=np.quantile(scores, 1 - tail, axis=0, method="higher"),
-        level=level,
-        resamples=resamples,
-        seed=seed,
-        groups=groups,
-    )
+    chunk = max(1, CHUNK_CELLS // max(sums.shape[0], sums.shape[1]))
+    private = boards(sums.shape[0], draws, resamples=resamples, chunk=chunk, seed=seed)
+    scores = resample(sums, sizes, teams, count, private)
+    return summarise(scores, level=level, seed=seed, groups=groups)
 
 
 def check(
@@ -198,39 +189,64 @@ def group_sums(public: np.ndarray, labels: np.ndarray, groups: int) -> np.ndarra
     return sums
 
 
+def boards(
+    units: int, draws: int, *, resamples: int, chunk: int, seed: int
+) -> Iterator[np.ndarray]:
+    """The resamples' private boards, `chunk` resamples at a time (rows x units): how many
+    times each unit (a user, or a group of users) is on each board.
+
+    A resample's truth is `units` draws with replacement from the units, held as counts
+    (bincount of the drawn indices); its private board is `draws` draws from the truth, a
+    multinomial with the truth's counts / units as probabilities: the same law as drawing
+    `draws` indices from the truth's multiset one by one, without materialising it."""
+    rng = np.random.default_rng([seed, 3])
+    for start in range(0, resamples, chunk):  # chunks of resamples, never a loop over users
+        rows = min(chunk, resamples - start)
+        picks = rng.integers(0, units, size=(rows, units)) + (np.arange(rows) * units)[:, None]
+        truth = np.bincount(picks.ravel(), minlength=rows * units).reshape(rows, units)
+        yield rng.multinomial(draws, truth / units)
+
+
 def resample(
     sums: np.ndarray,
     sizes: np.ndarray,
     teams: np.ndarray,
     count: int,
-    *,
-    draws: int,
-    resamples: int,
-    seed: int,
+    private: Iterable[np.ndarray],
 ) -> np.ndarray:
-    """Each team's private score in each resample (resamples x teams).
+    """Each team's private score on each board of `private` (resamples x teams).
 
-    The units (users, or groups of users) are held as sums and sizes. A resample's truth is k
-    draws with replacement from the k units, held as counts (bincount of the drawn indices);
-    its private board is `draws` draws from the truth, a multinomial with the truth's counts
-    / k as probabilities. A column's mean is then counts @ sums / counts @ sizes, a matrix
-    product for a chunk of resamples, and a team's score the max over its columns.
-    """
-    units = sums.shape[0]
+    The units are held as sums (units x columns) and sizes; a board, as `boards` yields them,
+    is each unit's count on it. A column's mean is then counts @ sums / counts @ sizes, a
+    matrix product for a chunk of boards, and a team's score the max over its columns. Apart
+    from `boards` so that a test can hand it boards drawn another way."""
     order = np.argsort(teams, kind="stable")
     starts = np.flatnonzero(np.r_[True, np.diff(teams[order]) != 0])
     ordered, size = sums[:, order], sizes.astype(np.float64)
-    scores = np.empty((resamples, count))
-    rng = np.random.default_rng([seed, 3])
-    step = max(1, CHUNK_CELLS // max(units, sums.shape[1]))
-    for start in range(0, resamples, step):  # chunks of resamples, never a loop over users
-        rows = min(step, resamples - start)
-        picks = rng.integers(0, units, size=(rows, units)) + (np.arange(rows) * units)[:, None]
-        truth = np.bincount(picks.ravel(), minlength=rows * units).reshape(rows, units)
-        private = rng.multinomial(draws, truth / units).astype(np.float64)
-        means = (private @ ordered) / (private @ size)[:, None]
-        scores[start : start + rows] = np.maximum.reduceat(means, starts, axis=1)
-    return scores
+    chunks = []
+    for counts in private:
+        weights = np.asarray(counts, dtype=np.float64)
+        means = (weights @ ordered) / (weights @ size)[:, None]
+        chunks.append(np.maximum.reduceat(means, starts, axis=1))
+    return np.concatenate(chunks) if chunks else np.empty((0, count))
+
+
+def summarise(scores: np.ndarray, *, level: float, seed: int, groups: int) -> Forecast:
+    """The forecast from the resampled private scores (resamples x teams): percentiles of
+    each team's scores and of its ranks, as `Forecast` says."""
+    ranks = rank(scores)
+    tail = (1 - level) / 2
+    return Forecast(
+        rank_low=np.quantile(ranks, tail, axis=0, method="lower").astype(np.int64),
+        rank_high=np.quantile(ranks, 1 - tail, axis=0, method="higher").astype(np.int64),
+        rank_median=np.quantile(ranks, 0.5, axis=0, method="lower").astype(np.int64),
+        score_low=np.quantile(scores, tail, axis=0, method="lower"),
+        score_high=np.quantile(scores, 1 - tail, axis=0, method="higher"),
+        level=level,
+        resamples=scores.shape[0],
+        seed=seed,
+        groups=groups,
+    )
 
 
 def rank(scores: np.ndarray) -> np.ndarray:
