@@ -4,12 +4,17 @@ its grouped path against the per-user one, and its arguments."""
 
 from __future__ import annotations
 
+import importlib
 import math
+import sys
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import ROOT
 
 from scorer.leaderboard import forecast as module
 from scorer.leaderboard.forecast import Forecast, boards, forecast, resample, summarise
@@ -412,3 +417,40 @@ def test_a_score_that_is_not_a_finite_number_is_a_value_error(
     public[13, 1] = bad
     with pytest.raises(ValueError, match=r"^public has a score that is not a finite number$"):
         forecast(public, np.array([0, 1]), 20)
+
+
+# --- the coverage benchmark ------------------------------------------------------------------
+
+
+def trust_forecast() -> ModuleType:
+    """bench/trust_forecast.py, which imports its neighbours (bench/report.py) as top-level
+    modules."""
+    if str(ROOT / "bench") not in sys.path:
+        sys.path.insert(0, str(ROOT / "bench"))
+    return importlib.import_module("trust_forecast")
+
+
+def test_the_coverage_benchmark_runs_its_quick_size_and_writes_its_section(
+    tmp_path: Path,
+) -> None:
+    """The bench's own core on its --quick competitions, so that the script cannot rot: every
+    team is covered, or realised below or above its interval, and the section replaces
+    itself in TRUST.md. No figure of coverage is asserted: that is the benchmark's report."""
+    bench = trust_forecast()
+    outcomes = bench.run(bench.QUICK)
+    assert [o.setting for o in outcomes] == bench.QUICK
+    for o in outcomes:
+        assert o.rank_covered + o.below + o.above == o.setting.teams
+        assert 0 <= o.score_covered <= o.setting.teams
+        assert 0 <= o.open_covered <= o.open_teams <= o.setting.teams
+        assert o.setting.teams <= o.submissions <= 3 * o.setting.teams
+        assert o.groups == 0  # at most 1,000 public users
+    lines = bench.section(outcomes, wall=1.0, argv=["--quick"])
+    assert lines[0] == bench.MARKERS[0] and lines[-1] == bench.MARKERS[1]
+    assert "`.venv/bin/python bench/trust_forecast.py --quick`" in "\n".join(lines)
+    trust = tmp_path / "TRUST.md"
+    trust.write_text("# Trust\n\nabove\n", encoding="utf-8")
+    bench.put_section(trust, lines)
+    bench.put_section(trust, lines)
+    text = trust.read_text(encoding="utf-8")
+    assert text.startswith("# Trust\n\nabove\n") and text.count(bench.MARKERS[0]) == 1
