@@ -87,6 +87,7 @@ class Outcome:
     below: int  # realised rank below the interval (worse than rank_high)
     above: int  # realised rank above it (better than rank_low)
     mean_width: float  # of the rank intervals, in places
+    expected: float  # the sum over teams of rank_mass: the coverage the forecast expects
 
 
 def sf(x: np.ndarray) -> np.ndarray:
@@ -192,6 +193,7 @@ def measure(setting: Setting) -> Outcome:
         below=int((rank > f.rank_high).sum()),
         above=int((rank < f.rank_low).sum()),
         mean_width=float((f.rank_high - f.rank_low + 1).mean()),
+        expected=float(f.rank_mass.sum()),
     )
 
 
@@ -230,17 +232,20 @@ def section(outcomes: list[Outcome], wall: float, argv: list[str]) -> list[str]:
         f"split by user, skills U(0.5, 2.5), 1-3 submissions a team, the {MAX_SELECTED} best "
         "public ones counted)",
         "- open: teams whose rank interval holds more than one place; below / above: realised "
-        "rank worse than rank_high / better than rank_low",
+        "rank worse than rank_high / better than rank_low; expected: the mean of `rank_mass`, "
+        "the share of its own resamples a rank interval holds (at least 90%, more where a few "
+        "places share the resampled ranks: ranks are discrete)",
         "",
-        "| users | teams | submissions | groups | rank covered | open teams covered | below "
-        "| above | mean width (places) | score covered |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| users | teams | submissions | groups | rank covered | expected | open teams covered "
+        "| below | above | mean width (places) | score covered |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for o in outcomes:
         t = o.setting.teams
         lines.append(
             f"| {o.setting.users:,} | {t} | {o.submissions} | {o.groups or '–'} "
-            f"| {share(o.rank_covered, t)} | {share(o.open_covered, o.open_teams)} "
+            f"| {share(o.rank_covered, t)} | {o.expected / t:.1%} "
+            f"| {share(o.open_covered, o.open_teams)} "
             f"({o.open_teams}) | {o.below} | {o.above} | {o.mean_width:.1f} "
             f"| {share(o.score_covered, t)} |"
         )
@@ -248,8 +253,8 @@ def section(outcomes: list[Outcome], wall: float, argv: list[str]) -> list[str]:
         "",
         "By size:",
         "",
-        "| users | teams | rank covered | open teams covered | score covered |",
-        "|---:|---:|---:|---:|---:|",
+        "| users | teams | rank covered | expected | open teams covered | score covered |",
+        "|---:|---:|---:|---:|---:|---:|",
     ]
     for size in sorted({o.setting.users for o in outcomes}):
         these = [o for o in outcomes if o.setting.users == size]
@@ -271,6 +276,7 @@ def total_row(label: str, outcomes: list[Outcome]) -> str:
     wide = sum(o.open_teams for o in outcomes)
     return (
         f"| {label} | {teams:,} | {share(sum(o.rank_covered for o in outcomes), teams)} "
+        f"| {sum(o.expected for o in outcomes) / teams:.1%} "
         f"| {share(sum(o.open_covered for o in outcomes), wide)} ({wide:,}) "
         f"| {share(sum(o.score_covered for o in outcomes), teams)} |"
     )

@@ -16,8 +16,9 @@ The realised private mean minus the public mean then varies as var/n + var/m, th
 independent samples' variances; a one-level bootstrap (step 2 alone, the public means taken as
 the truth) forgets the first term and is about √2 too narrow when m = n. The draws are the
 same users for every column (paired), so the correlations between teams, the reason close
-teams swap places and distant ones do not, are kept. Intervals are percentiles of the
-resampled ranks and scores.
+teams swap places and distant ones do not, are kept. A score interval is the equal-tailed
+percentiles of the resampled scores; a rank interval the shortest run of places that holds
+`level` of the resampled ranks (equal tails waste coverage at the ends of the board).
 
 Large boards: with more than GROUPS public users, the users are dealt at random (seeded) into
 GROUPS groups of equal size (± 1), and groups are resampled instead of users: a mean is
@@ -36,6 +37,7 @@ between the public and the private populations.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -62,16 +64,19 @@ CHUNK_CELLS = 4_000_000
 @dataclass(frozen=True)
 class Forecast:
     """Per team, in the order of team indices (the public board's order). Ranks are 1-based
-    int64, each an observed resampled rank: `rank_low` is numpy's "lower" quantile at
-    (1 - level) / 2, `rank_high` its "higher" quantile at 1 - (1 - level) / 2 (so the
-    interval is never narrower than the interpolated one: a conservative choice on discrete
-    ranks), `rank_median` the "lower" median. Scores take the same quantiles of the resampled
-    private scores. `groups`: how many groups of users were resampled, 0 when users were
-    resampled one by one."""
+    int64, each an observed resampled rank: `rank_low`..`rank_high` is the shortest run of
+    places holding at least `level` of the team's resampled ranks and its median (`shortest`:
+    ranks are discrete, so it holds more than `level` when a few places share them);
+    `rank_mass` the share of resamples it holds, the coverage the forecast itself expects;
+    `rank_median` numpy's "lower" median. `score_low` is numpy's "lower" quantile of the
+    resampled private scores at (1 - level) / 2, `score_high` its "higher" quantile at
+    1 - (1 - level) / 2: equal tails, on scores that are all but continuous. `groups`: how
+    many groups of users were resampled, 0 when users were resampled one by one."""
 
     rank_low: np.ndarray
     rank_high: np.ndarray
     rank_median: np.ndarray
+    rank_mass: np.ndarray
     score_low: np.ndarray
     score_high: np.ndarray
     level: float
@@ -94,8 +99,8 @@ def forecast(
     0..T-1, every team with at least one column; index order is the public board's order and
     breaks ties. `private_users`: how many users the private board has.
 
-    With no public user nothing is known: every team's rank interval is 1..T, its median the
-    middle rank (T + 1) // 2, its score interval NaN.
+    With no public user nothing is known: every team's rank interval is 1..T (holding every
+    resample, `rank_mass` 1), its median the middle rank (T + 1) // 2, its score interval NaN.
     """
     public = np.asarray(public)
     teams = np.asarray(teams)
@@ -157,6 +162,7 @@ def nothing(teams: int, *, level: float, resamples: int, seed: int) -> Forecast:
         rank_low=np.ones(teams, dtype=np.int64),
         rank_high=np.full(teams, teams, dtype=np.int64),
         rank_median=np.full(teams, (teams + 1) // 2, dtype=np.int64),
+        rank_mass=np.ones(teams),
         score_low=np.full(teams, np.nan),
         score_high=np.full(teams, np.nan),
         level=level,
@@ -235,11 +241,13 @@ def summarise(scores: np.ndarray, *, level: float, seed: int, groups: int) -> Fo
     """The forecast from the resampled private scores (resamples x teams): percentiles of
     each team's scores and of its ranks, as `Forecast` says."""
     ranks = rank(scores)
+    low, high = shortest(ranks, level)
     tail = (1 - level) / 2
     return Forecast(
-        rank_low=np.quantile(ranks, tail, axis=0, method="lower").astype(np.int64),
-        rank_high=np.quantile(ranks, 1 - tail, axis=0, method="higher").astype(np.int64),
+        rank_low=low,
+        rank_high=high,
         rank_median=np.quantile(ranks, 0.5, axis=0, method="lower").astype(np.int64),
+        rank_mass=((ranks >= low) & (ranks <= high)).mean(axis=0),
         score_low=np.quantile(scores, tail, axis=0, method="lower"),
         score_high=np.quantile(scores, 1 - tail, axis=0, method="higher"),
         level=level,
@@ -247,6 +255,28 @@ def summarise(scores: np.ndarray, *, level: float, seed: int, groups: int) -> Fo
         seed=seed,
         groups=groups,
     )
+
+
+def shortest(ranks: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each team's shortest run of places that holds at least `level` of its resampled ranks
+    (resamples x teams) and its median, as (low, high): a window of ceil(level · R) of the
+    sorted ranks, the narrowest, the first (best places) among equally narrow ones.
+
+    Not equal tails: a team near the top of the board has no lower tail to spend, so an
+    equal-tailed interval holds 95% of its resamples or more (1..2 for a team first in 93% of
+    them, where 1..1 holds 93%). On simulated boards (bench/trust_forecast.py) equal tails
+    held 93-98% of the resamples and the realised ranks followed; the shortest run holds
+    less, and never under `level`."""
+    count, teams = ranks.shape
+    need = max(1, min(count, math.ceil(round(level * count, 9))))
+    ordered = np.sort(ranks, axis=0)
+    median = (count - 1) // 2  # the "lower" median's place: every window holds it
+    first = np.arange(max(0, median - need + 1), min(median, count - need) + 1)
+    widths = ordered[first + need - 1] - ordered[first]
+    best = first[np.argmin(widths, axis=0)]
+    columns = np.arange(teams)
+    low, high = ordered[best, columns], ordered[best + need - 1, columns]
+    return low.astype(np.int64), high.astype(np.int64)
 
 
 def rank(scores: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ Z95 = 1.6448536269514722
 
 
 def fields(f: Forecast) -> list[np.ndarray]:
-    return [f.rank_low, f.rank_high, f.rank_median, f.score_low, f.score_high]
+    return [f.rank_low, f.rank_high, f.rank_median, f.rank_mass, f.score_low, f.score_high]
 
 
 def same(a: Forecast, b: Forecast) -> bool:
@@ -66,20 +66,29 @@ def competitions(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 @settings(max_examples=60, deadline=None)
-@given(competitions(), st.integers(1, 80), st.integers(0, 2**32 - 1))
+@given(
+    competitions(),
+    st.integers(1, 80),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from([0.9, 0.5, 0.1]) | st.floats(0.01, 0.99),
+)
 def test_the_intervals_are_ordered_and_within_the_board(
-    case: tuple[np.ndarray, np.ndarray, int], resamples: int, seed: int
+    case: tuple[np.ndarray, np.ndarray, int], resamples: int, seed: int, level: float
 ) -> None:
+    """At any level, even one under 1/2, where the shortest run of places could miss the
+    median if it were not made to hold it."""
     public, teams, private_users = case
-    f = forecast(public, teams, private_users, resamples=resamples, seed=seed)
+    f = forecast(public, teams, private_users, level=level, resamples=resamples, seed=seed)
     count = int(teams.max()) + 1
     assert all(x.shape == (count,) for x in fields(f))
     assert f.rank_low.dtype == f.rank_high.dtype == f.rank_median.dtype == np.int64
     assert (f.rank_low >= 1).all() and (f.rank_high <= count).all()
     assert (f.rank_low <= f.rank_median).all() and (f.rank_median <= f.rank_high).all()
+    assert (f.rank_mass >= math.ceil(round(level * resamples, 9)) / resamples).all()
+    assert (f.rank_mass <= 1).all()
     assert (f.score_low <= f.score_high).all()
     assert (f.score_low >= public.min()).all() and (f.score_high <= public.max()).all()
-    assert (f.level, f.resamples, f.seed, f.groups) == (0.9, resamples, seed, 0)
+    assert (f.level, f.resamples, f.seed, f.groups) == (level, resamples, seed, 0)
 
 
 def test_the_same_input_and_seed_give_the_same_forecast_bit_for_bit() -> None:
@@ -114,7 +123,34 @@ def test_two_teams_with_the_same_column_tie_and_the_lower_index_ranks_first() ->
     assert f.rank_median[1] == f.rank_median[2] - 1
     assert f.rank_high[1] == f.rank_high[2] - 1
     assert f.rank_high[1] >= f.rank_low[2]  # they overlap
+    assert f.rank_mass[1] == f.rank_mass[2]
     assert f.score_low[1] == f.score_low[2] and f.score_high[1] == f.score_high[2]
+
+
+def test_a_rank_interval_is_the_shortest_run_of_places_that_holds_the_level() -> None:
+    """Team 0 ahead of team 1 in 93 resamples of 100, behind in 7: 1..1 holds 93% of team 0's
+    ranks, enough for 90%; equal tails (numpy's "higher" 95th percentile) would say 1..2.
+    Team 2, last in every resample, is 3..3."""
+    scores = np.tile([0.5, 0.4, 0.1], (100, 1))
+    scores[:7, 1] = 0.6
+    f = summarise(scores, level=0.9, seed=0, groups=0)
+    assert f.rank_low.tolist() == [1, 2, 3] and f.rank_high.tolist() == [1, 2, 3]
+    assert f.rank_mass.tolist() == [0.93, 0.93, 1.0]
+    ranks = module.rank(scores)
+    assert np.quantile(ranks[:, 0], 0.95, method="higher") == 2  # what equal tails give
+    f = summarise(scores, level=0.95, seed=0, groups=0)  # 93% no longer enough
+    assert f.rank_low.tolist() == [1, 1, 3] and f.rank_high.tolist() == [2, 2, 3]
+
+
+def test_among_equally_short_runs_the_best_placed_is_the_interval() -> None:
+    """Ranks 1, 2, 3 in 5, 90 and 5 resamples of 100, at level 0.95: 1..2 and 2..3 both
+    hold 95; the interval is 1..2, and its median 2."""
+    scores = np.tile([0.5, 0.4, 0.3], (100, 1))
+    scores[:5, 1] = 0.6  # team 1 first, team 0 second
+    scores[5:10, 1] = 0.2  # team 1 third
+    f = summarise(scores, level=0.95, seed=0, groups=0)
+    assert (f.rank_low[1], f.rank_median[1], f.rank_high[1]) == (1, 2, 2)
+    assert f.rank_mass[1] == 0.95
 
 
 def test_a_team_scores_the_best_of_its_columns() -> None:
@@ -216,9 +252,10 @@ def reference(
     users with replacement (the truth), then `private_users` indices into the truth (the
     private board); each column's mean over the board's users, each team's best column, the
     teams' ranks (higher first, an equal score to the lower index). Returns each resample's
-    private board as the list of its users, and the intervals: the value at place
+    private board as the list of its users, and the intervals. Scores: the value at place
     ⌊(R - 1) q⌋ (lower) or ⌈(R - 1) q⌉ (higher) of the sorted resamples, q as `forecast`
-    computes it."""
+    computes it. Ranks: of every pair of places a ≤ b that holds the median and at least
+    ⌈0.9 R⌉ resampled ranks, the narrowest, then the best placed."""
     rng = np.random.default_rng(seed)
     n, count = len(public), max(teams) + 1
     drawn, scores, ranks = [], [], []
@@ -238,10 +275,24 @@ def reference(
         values = sorted(row[t] for row in rows)
         return values[math.ceil(place) if up else math.floor(place)]
 
+    median = [at(ranks, t, 0.5, False) for t in range(count)]
+    need = math.ceil(round(0.9 * resamples, 9))
+    runs = []
+    for t in range(count):
+        held = [
+            (b - a, a, b)
+            for a in range(1, count + 1)
+            for b in range(a, count + 1)
+            if a <= median[t] <= b and sum(a <= row[t] <= b for row in ranks) >= need
+        ]
+        runs.append(min(held)[1:])
     out = {
-        "rank_low": [at(ranks, t, tail, False) for t in range(count)],
-        "rank_high": [at(ranks, t, 1 - tail, True) for t in range(count)],
-        "rank_median": [at(ranks, t, 0.5, False) for t in range(count)],
+        "rank_low": [a for a, _ in runs],
+        "rank_high": [b for _, b in runs],
+        "rank_median": median,
+        "rank_mass": [
+            sum(a <= row[t] <= b for row in ranks) / resamples for t, (a, b) in enumerate(runs)
+        ],
         "score_low": [at(scores, t, tail, False) for t in range(count)],
         "score_high": [at(scores, t, 1 - tail, True) for t in range(count)],
     }
@@ -397,6 +448,7 @@ def test_no_public_user_is_the_forecast_that_knows_nothing() -> None:
     assert f.rank_low.tolist() == [1, 1, 1]
     assert f.rank_high.tolist() == [3, 3, 3]
     assert f.rank_median.tolist() == [(3 + 1) // 2] * 3
+    assert f.rank_mass.tolist() == [1.0] * 3
     assert np.isnan(f.score_low).all() and np.isnan(f.score_high).all()
     assert (f.level, f.resamples, f.seed, f.groups) == (0.9, 1_000, 3, 0)
 
@@ -445,6 +497,7 @@ def test_the_coverage_benchmark_runs_its_quick_size_and_writes_its_section(
         assert 0 <= o.open_covered <= o.open_teams <= o.setting.teams
         assert o.setting.teams <= o.submissions <= 3 * o.setting.teams
         assert o.groups == 0  # at most 1,000 public users
+        assert 0.9 * o.setting.teams <= o.expected <= o.setting.teams
     lines = bench.section(outcomes, wall=1.0, argv=["--quick"])
     assert lines[0] == bench.MARKERS[0] and lines[-1] == bench.MARKERS[1]
     assert "`.venv/bin/python bench/trust_forecast.py --quick`" in "\n".join(lines)
