@@ -1,9 +1,13 @@
-"""The parameter-free Ladder and rounded scores, against a slow reference written in losses."""
+"""The parameter-free Ladder and rounded scores against a slow reference; its bench, run small."""
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import sys
 from fractions import Fraction
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -224,3 +228,46 @@ def test_climb_refuses_no_users_and_tables() -> None:
         climb(None, np.array([]))
     with pytest.raises(ValueError, match="new has 2 dimensions; expected one score per user"):
         climb(None, np.zeros((2, 2)))
+
+
+# --- the benchmark, so that it cannot rot --------------------------------------------------
+
+
+@pytest.fixture()
+def bench(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """bench/trust_ladder.py as a module, its folder on sys.path as when it runs (it imports
+    bench/report.py)."""
+    folder = Path(__file__).resolve().parents[2] / "bench"
+    monkeypatch.syspath_prepend(str(folder))
+    spec = importlib.util.spec_from_file_location("trust_ladder", folder / "trust_ladder.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "trust_ladder", module)  # dataclasses look it up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_ladder_bench_changes_no_rank_of_fixed_submissions(bench: ModuleType) -> None:
+    size = bench.Size(users=400, pool=50, ks=(20, 40), seeds=2, teams=5, most=5, fewest=3)
+    seeds = bench.run(size)
+    assert [s.fixed.final_changed for s in seeds] == [0, 0]
+    assert [s.fixed.swapped for s in seeds] == [0, 0]
+    assert all(s.adaptive.ties <= s.adaptive.swapped for s in seeds)
+    assert {key for s in seeds for key in s.attack} == {
+        (k, board) for k in size.ks for board in bench.BOARDS
+    }
+
+
+def test_the_ladder_bench_writes_its_section_once(bench: ModuleType, tmp_path: Path) -> None:
+    out = tmp_path / "TRUST.md"
+    out.write_text("# Trust figures\n\nA paragraph.\n", encoding="utf-8")
+    args = ["--quick", "--jobs", "1", "--out", str(out)]
+    assert bench.main(args) == 0
+    assert bench.main(args) == 0  # a second run replaces the section
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("# Trust figures\n\nA paragraph.\n")
+    assert text.count(bench.START) == text.count(bench.END) == 1
+    assert "`.venv/bin/python bench/trust_ladder.py --quick --jobs 1 --out " in text
+    assert "| fixed submissions | no |" in text
+    assert "| adaptive | yes |" in text
+    assert "The ≥ 5× goal is " in text
