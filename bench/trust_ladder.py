@@ -16,7 +16,7 @@ user, rank the items by how many kept submissions listed them, ties at random; k
 this is a random list) and measure the combination's exact public - private score: how far
 the public board was fitted. What the attacker is shown decides what it keeps:
 - plain: the exact public score; keep those above the mean of the k shown scores;
-- rounded to 3 or 2 digits (`rounded`): the same rule on the rounded scores;
+- rounded to 3 or 2 digits (`BoardRules.shown`): the same rule on the rounded scores;
 - ladder (`climb`): keep a submission when its shown score rose (as in the authors'
   examples/attacks.jl); the first is the baseline.
 The k of each row are prefixes of one sequence of 1,400 (or --quick's) random submissions.
@@ -68,7 +68,8 @@ from pathlib import Path
 import numpy as np
 from report import put_section  # bench/report.py: this script's folder is on sys.path
 
-from scorer.leaderboard.ladder import climb, rounded
+from scorer.board import BoardRules
+from scorer.leaderboard.ladder import climb
 
 HERE = Path(__file__).resolve().parent
 START, END = "<!-- ladder: written by bench/trust_ladder.py -->", "<!-- ladder end -->"
@@ -184,8 +185,8 @@ def attack(world: World, seed: int) -> Attack:
 
 def shown_on(board: str, score: float) -> float:
     """A public score as the plain or a rounded board shows it."""
-    shown = rounded(float(score), None if board == "plain" else int(board.split()[1]))
-    return float(score) if shown is None else shown
+    digits = None if board == "plain" else int(board.split()[1])
+    return BoardRules(public_digits=digits).shown(float(score))
 
 
 def combine(

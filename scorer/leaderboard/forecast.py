@@ -20,9 +20,9 @@ teams swap places and distant ones do not, are kept. A score interval is the equ
 percentiles of the resampled scores; a rank interval the shortest run of places that holds
 `level` of the resampled ranks (equal tails waste coverage at the ends of the board).
 
-Large boards: with more than GROUPS public users, the users are dealt at random (seeded) into
-GROUPS groups of equal size (± 1), and groups are resampled instead of users: a mean is
-Σ count·sum / Σ count·size, and the private board draws round(private_users · GROUPS / n)
+Large boards (`groups`): with more than GROUPS public users, the users are dealt at random
+(seeded) into GROUPS groups of equal size (± 1), and groups are resampled instead of users: a
+mean is Σ count·sum / Σ count·size, and the private board draws round(private_users · GROUPS / n)
 groups. Users are iid draws from the population, so the groups of a random deal are iid too,
 and a mean over k groups of n / GROUPS users has the variance of a mean over k·n / GROUPS
 users: both levels keep their variance, with GROUPS - 1 degrees of freedom left to estimate
@@ -43,6 +43,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scorer.leaderboard.groups import grouped
+
 #: Coverage of the forecast's intervals.
 LEVEL = 0.90
 
@@ -52,11 +54,7 @@ RESAMPLES = 1_000
 #: The default seed: the same input and seed give the same forecast, bit for bit.
 SEED = 0
 
-#: With more public users than this, groups of users are resampled instead of users: bounds
-#: time and memory at large n (see the module's docstring), not the method.
-GROUPS = 4_096
-
-#: Cells (8 bytes each) of one chunk of resamples or of users held at once: bounds memory, not
+#: Cells (8 bytes each) of one chunk of resamples held at once: bounds memory, not
 #: results.
 CHUNK_CELLS = 4_000_000
 
@@ -108,12 +106,11 @@ def forecast(
     users = public.shape[0]
     if users == 0 or count == 0:
         return nothing(count, level=level, resamples=resamples, seed=seed)
-    if users > GROUPS:
-        labels = deal(users, GROUPS, seed=seed)
-        sums, sizes = group_sums(public, labels, GROUPS), np.bincount(labels, minlength=GROUPS)
-        draws, groups = max(1, round(private_users * GROUPS / users)), GROUPS
+    sums, sizes = grouped(public, seed=seed)
+    units = sums.shape[0]
+    if units < users:  # groups of a random deal (`groups`): as many of them drawn a board
+        draws, groups = max(1, round(private_users * units / users)), units
     else:
-        sums, sizes = public.astype(np.float64), np.ones(users, dtype=np.int64)
         draws, groups = private_users, 0
     if not np.isfinite(sums).all():
         raise ValueError("public has a score that is not a finite number")
@@ -170,29 +167,6 @@ def nothing(teams: int, *, level: float, resamples: int, seed: int) -> Forecast:
         seed=seed,
         groups=0,
     )
-
-
-def deal(users: int, groups: int, *, seed: int) -> np.ndarray:
-    """Each user's group, 0..groups-1, dealt at random: every group has users // groups or one
-    more users."""
-    rng = np.random.default_rng([seed, 2])
-    return rng.permutation(np.arange(users) % groups)
-
-
-def group_sums(public: np.ndarray, labels: np.ndarray, groups: int) -> np.ndarray:
-    """Each group's sum of each column (groups x columns), a chunk of users at a time: the
-    chunk's rows sorted by group, then summed by runs."""
-    users, columns = public.shape
-    sums = np.zeros((groups, columns))
-    step = max(1, CHUNK_CELLS // max(columns, 1))
-    for start in range(0, users, step):  # chunks of users, the work within each in numpy
-        part = labels[start : start + step]
-        order = np.argsort(part, kind="stable")
-        ordered = part[order]
-        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-        block = public[start : start + step][order]
-        sums[ordered[starts]] += np.add.reduceat(block, starts, axis=0, dtype=np.float64)
-    return sums
 
 
 def boards(

@@ -1,14 +1,11 @@
-"""Defences against probing the public board: the parameter-free Ladder and rounded scores."""
+"""A defence against probing the public board: the parameter-free Ladder (rounded scores are
+`BoardRules.shown`'s)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import numpy as np
-
-#: `rounded` takes 0..15 digits: 15 significant decimal digits always survive a round trip
-#: through a double, so more digits would only show binary noise.
-MAX_DIGITS = 15
 
 # The parameter-free Ladder: Avrim Blum and Moritz Hardt, "The Ladder: A Reliable Leaderboard for
 # Machine Learning Competitions", ICML 2015 (arXiv:1502.04585v1, §4 "Parameter-free Ladder", as
@@ -91,20 +88,6 @@ def on_grid(scores: np.ndarray) -> float:
     n = scores.size
     total = float(np.sum(scores))
     return float(np.ceil(total - 0.5)) / n
-
-
-def rounded(score: float | None, digits: int | None) -> float | None:
-    """A public score as shown with `public_digits = digits`: Python's `round(score, digits)`
-    (correctly rounded from the binary value, half-way to even: `round(0.125, 2)` is 0.12 and
-    `round(2.675, 2)` is 2.67 since 2.675 is stored a little below). None shows the exact score;
-    a missing score stays None. Raises ValueError unless digits is None or an int 0..15."""
-    if digits is not None and (
-        isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= MAX_DIGITS
-    ):
-        raise ValueError(f"digits = {digits!r}; expected None or an integer 0..{MAX_DIGITS}")
-    if score is None or digits is None:
-        return score
-    return round(float(score), digits)
 
 
 def _checked(values: np.ndarray, name: str) -> np.ndarray:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from support.paths import ROOT
 
 from scorer.leaderboard import forecast as module
+from scorer.leaderboard import groups
 from scorer.leaderboard.forecast import Forecast, boards, forecast, resample, summarise
 
 #: z of a two-sided 90% interval, the normal's 95th percentile.
@@ -350,7 +351,7 @@ def test_grouped_users_give_the_per_user_intervals_within_sampling_error(
     public = board(3_000, [0.03, 0.02, 0.015, 0.01, 0.005, 0.0], seed=seed)
     teams = np.arange(6)
     per_user = forecast(public, teams, 3_000, seed=seed)
-    monkeypatch.setattr(module, "GROUPS", 64)
+    monkeypatch.setattr(groups, "GROUPS", 64)
     grouped = forecast(public, teams, 3_000, seed=seed)
     assert (per_user.groups, grouped.groups) == (0, 64)
     width = per_user.score_high - per_user.score_low
@@ -365,7 +366,7 @@ def test_a_grouped_private_board_draws_its_share_of_groups(
 ) -> None:
     """1,000 public users in 64 groups, a private board of 500: round(500 · 64 / 1000) = 32
     groups a board, so the score interval is about as wide as n = 1,000 and m = 500 say."""
-    monkeypatch.setattr(module, "GROUPS", 64)
+    monkeypatch.setattr(groups, "GROUPS", 64)
     public = np.random.default_rng(15).normal(0.5, 0.1, size=(1_000, 1))
     f = forecast(public, np.array([0]), 500)
     assert f.groups == 64
@@ -374,7 +375,7 @@ def test_a_grouped_private_board_draws_its_share_of_groups(
 
 
 def test_users_are_dealt_into_groups_of_equal_size() -> None:
-    labels = module.deal(1_003, 10, seed=0)
+    labels = groups.deal(1_003, 10, seed=0)
     sizes = np.bincount(labels, minlength=10)
     assert sorted(sizes.tolist()) == [100] * 7 + [101] * 3
     assert not np.array_equal(labels, np.arange(1_003) % 10)  # dealt at random
@@ -386,8 +387,8 @@ def test_group_sums_are_the_groups_column_sums_whatever_the_chunk(
     rng = np.random.default_rng(16)
     public, labels = rng.random((500, 3)), rng.integers(0, 7, size=500)
     expected = np.array([public[labels == g].sum(axis=0) for g in range(7)])
-    monkeypatch.setattr(module, "CHUNK_CELLS", 30)  # 10 users a chunk
-    np.testing.assert_allclose(module.group_sums(public, labels, 7), expected, rtol=1e-12)
+    monkeypatch.setattr(groups, "CHUNK_CELLS", 30)  # 10 users a chunk
+    np.testing.assert_allclose(groups.group_sums(public, labels, 7), expected, rtol=1e-12)
 
 
 # --- arguments ------------------------------------------------------------------------------
@@ -459,12 +460,12 @@ def test_no_column_is_a_forecast_of_no_team() -> None:
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
-@pytest.mark.parametrize("groups", [4_096, 8])
+@pytest.mark.parametrize("count", [4_096, 8])
 def test_a_score_that_is_not_a_finite_number_is_a_value_error(
-    bad: float, groups: int, monkeypatch: pytest.MonkeyPatch
+    bad: float, count: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Per user, and in groups (8 groups for 20 users): the group's sum is not finite."""
-    monkeypatch.setattr(module, "GROUPS", groups)
+    monkeypatch.setattr(groups, "GROUPS", count)
     public = np.full((20, 2), 0.5)
     public[13, 1] = bad
     with pytest.raises(ValueError, match=r"^public has a score that is not a finite number$"):

@@ -1,4 +1,4 @@
-"""The parameter-free Ladder and rounded scores against a slow reference; its bench, run small."""
+"""The parameter-free Ladder against a slow reference, rounded boards; its bench, run small."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from scorer.leaderboard.ladder import climb, ladder, rounded
+from scorer.board import BoardRules
+from scorer.leaderboard.ladder import climb, ladder
 
 
 def reference(submissions: list[list[float]]) -> list[tuple[Fraction, bool]]:
@@ -184,30 +185,23 @@ def test_matches_the_reference_on_any_scores(subs: list[list[float]]) -> None:
 # --- rounding ------------------------------------------------------------------------------
 
 
-def test_rounded_is_pythons_round() -> None:
-    assert rounded(0.123456, 3) == 0.123
-    assert rounded(0.125, 2) == 0.12  # half-way to even
-    assert rounded(2.675, 2) == 2.67  # 2.675 is stored a little below
-    assert rounded(0.7, 0) == 1.0
-    assert rounded(0.1 + 0.2, 15) == 0.3
-    assert rounded(0.123456, None) == 0.123456
-    assert rounded(None, 3) is None
+def test_a_rounded_board_shows_pythons_round() -> None:
+    """The bench's rounded boards are `BoardRules.shown`, a server's: Python's round."""
+    assert BoardRules(public_digits=3).shown(0.123456) == 0.123
+    assert BoardRules(public_digits=2).shown(0.125) == 0.12  # half-way to even
+    assert BoardRules(public_digits=2).shown(2.675) == 2.67  # 2.675 is stored a little below
+    assert BoardRules(public_digits=0).shown(0.7) == 1.0
+    assert BoardRules().shown(0.123456) == 0.123456
+    assert BoardRules(public_digits=3).shown(None) is None
 
 
 @given(st.floats(0, 1), st.integers(0, 15))
-def test_rounded_is_within_half_a_digit(score: float, digits: int) -> None:
-    shown = rounded(score, digits)
-    assert shown is not None
+def test_a_rounded_score_is_within_half_a_digit(score: float, digits: int) -> None:
+    shown = BoardRules(public_digits=digits).shown(score)
     assert abs(shown - score) <= 0.5 * 10.0**-digits + 1e-15
 
 
 # --- argument errors -----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("digits", [-1, 16, 2.0, True, "2"])
-def test_rounded_refuses_digits_out_of_range(digits: object) -> None:
-    with pytest.raises(ValueError, match=r"digits = .*; expected None or an integer 0\.\.15"):
-        rounded(0.5, digits)  # type: ignore[arg-type]
 
 
 def test_climb_refuses_unequal_lengths() -> None:
