@@ -100,7 +100,8 @@ SCORED = {
     "public": _nullable(NUMBER),
     "private": _nullable(NUMBER),
     "users": _object({"overall": COUNT, "public": COUNT, "private": COUNT, "ignored": COUNT}),
-    "metrics": {"type": "object", "additionalProperties": SPLIT_METRICS},
+    # null for a split the solution lacks, or one that scored no user: no mean, never 0
+    "metrics": {"type": "object", "additionalProperties": _nullable(SPLIT_METRICS)},
     "no_lost": {"enum": [str(rule) for rule in EmptyUsers]},
     "parts": {"type": "integer", "minimum": 1},
 }
