@@ -190,6 +190,39 @@ STALE = _object(
     }
 )
 
+PLACE = {"type": "integer", "minimum": 1}
+
+FORECAST = _object(
+    {
+        "level": NUMBER,
+        "method": TEXT,
+        "resamples": COUNT,
+        "seed": {"type": "integer"},
+        "groups": COUNT,
+        "public_users": COUNT,
+        "private_users": COUNT,
+        # After the reveal only: how many teams got a private rank inside their interval.
+        "covered": _nullable(COUNT),
+        "rows": {
+            "type": "array",
+            "items": _object(
+                {
+                    "team": TEXT,
+                    "public_rank": PLACE,
+                    "rank_low": PLACE,
+                    "rank_high": PLACE,
+                    "rank_median": PLACE,
+                    "score_low": _nullable(NUMBER),
+                    "score_high": _nullable(NUMBER),
+                    "private_rank": PLACE,
+                    "inside": {"type": "boolean"},
+                },
+                required=["team", "public_rank", "rank_low", "rank_high", "rank_median"],
+            ),
+        },
+    }
+)
+
 BOARDS = {
     "phase": {"enum": [str(phase) for phase in Phase]},
     "competition": TEXT,
@@ -203,6 +236,8 @@ BOARDS = {
         "type": "array",
         "items": _object({"team": TEXT, "rejected": COUNT, "failed": COUNT}),
     },
+    # With --forecast only.
+    "forecast": FORECAST,
 }
 
 #: Rules a success holds beyond its keys, by command.
@@ -238,8 +273,9 @@ SUCCESS: dict[str, dict[str, Any]] = {
 }
 
 #: Keys a successful output may lack: the private board exists in the final phase only; a
-#: run's output holds submissions and failures (organiser) or teams (public).
-OPTIONAL = {"private", "submissions", "failures", "teams"}
+#: run's output holds submissions and failures (organiser) or teams (public); the forecast is
+#: there when asked.
+OPTIONAL = {"private", "submissions", "failures", "teams", "forecast"}
 
 
 def build(command: str) -> dict[str, Any]:

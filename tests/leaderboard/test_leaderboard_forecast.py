@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
 from scorer.board import BoardRules, Ladder
@@ -25,6 +26,7 @@ from scorer.leaderboard.ladder import ladder
 from scorer.leaderboard.render import FORMATS, render
 from scorer.leaderboard.schema import Status
 from scorer.leaderboard.store import Record, Store
+from scorer.schemas import schema
 
 
 def scored(root: Path, rules: BoardRules | None = None) -> Path:
@@ -170,3 +172,15 @@ def test_the_ladder_is_off_after_the_reveal_and_on_a_plain_board(
     assert after.climbed is None
     assert after.public == load(plain, Phase.PUBLIC).public
     assert load(plain, Phase.PUBLIC).climbed is None
+
+
+@pytest.mark.parametrize("phase", ["public", "final"])
+def test_the_forecast_s_json_is_the_schema_s(plain: Path, phase: str) -> None:
+    args = ["leaderboard", "show", "--db", str(plain), "--phase", phase, "--forecast"]
+    result = CliRunner().invoke(app, [*args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert ("private_rank" in data["forecast"]["rows"][0]) is (phase == "final")
+    Draft202012Validator(schema("leaderboard show")).validate(data)
+    data["forecast"]["rows"][0]["rank_low"] = 0  # a place is 1 or more: the schema says so
+    assert not Draft202012Validator(schema("leaderboard show")).is_valid(data)
