@@ -13,6 +13,7 @@ users, for a smoke run that writes nothing)."""
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import time
@@ -78,6 +79,7 @@ def main() -> None:
     slope, intercept = np.polyfit([t for t, _ in points], [s for _, s in points], 1)
     at_target = slope * TARGET + intercept
     matrix = public * TARGET * 8 / 1024**3
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024**3
     lines = [
         START,
         "",
@@ -88,8 +90,10 @@ def main() -> None:
         "",
         f"Extrapolated to {TARGET:,} teams (a line through the three points, {slope:.3f} s a "
         f"team): **{at_target:.0f} s** for the intervals, tests, tiers and forecast, against "
-        f"the 60 s asked. The per-user matrix alone would be {matrix:.1f} GB at {TARGET:,} "
-        "teams (float64), which this machine holds but a smaller one would not.",
+        f"the 60 s asked. The per-user matrix of one board alone would be {matrix:.1f} GB at "
+        f"{TARGET:,} teams (float64), against {memory:.0f} GB on this machine: "
+        + ("it holds one board at a time." if matrix < memory / 2 else "it does not fit.")
+        + " The boards' builder holds that matrix whole; that, not time, is the limit.",
         "",
         END,
     ]
