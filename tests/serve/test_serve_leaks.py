@@ -82,6 +82,7 @@ def crawl(live: Live) -> tuple[dict[str, str], set[str]]:
                 ("/admin/status", {}),
                 ("/admin/settings", {}),
                 ("/admin/overview", {}),
+                ("/admin/forecast", {}),
             ]:
                 keep(who, f"/api/v1{route}", api.get(route, params=params))
             for ident in range(1, 6):
