@@ -36,8 +36,8 @@ import numpy as np
 import polars as pl
 
 from scorer.competition import LOST_ITEMS
-from scorer.leaderboard.boards import iso
 from scorer.leaderboard.demo import junk
+from scorer.leaderboard.stale import iso
 from scorer.leaderboard.worker import DEFAULT_BUDGET, default_workers
 from scorer.synthetic import make_competition
 

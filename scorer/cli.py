@@ -298,6 +298,31 @@ def prepare(
 
 
 @app.command()
+def verify(
+    export: Annotated[
+        Path, typer.Argument(metavar="EXPORT_DIR", help="A server's export, after the reveal.")
+    ],
+    solution: Annotated[Path, typer.Option(metavar="FILE", help="The revealed solution.")],
+    salt: Annotated[str, typer.Option(metavar="S", help="The revealed salt.")],
+    commitment: Annotated[
+        str, typer.Option(metavar="H", help="The commitment the server published at its start.")
+    ],
+    as_json: Json = False,
+) -> None:
+    """Check a server's final board: the solution and the salt give the commitment, every
+    exported file has the manifest's sha256, the manifest is the board's, and rescoring the
+    export gives the board to the bit. Exit 0 when all hold, 1 saying which part does not."""
+    from scorer.verify import verify as check
+
+    with guarded("verify", as_json):
+        done = check(export, solution, salt, commitment)
+    if as_json:
+        emit("verify", done.to_dict())
+    else:
+        typer.echo(done.summary())
+
+
+@app.command()
 def ndcg(
     source: Annotated[
         str,

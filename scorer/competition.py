@@ -18,6 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from scorer.board import BoardRules
 from scorer.errors import UsageError
 
 #: The largest k: a user's ranks ride in 7 bits of a packed key (`scorer.keys`).
@@ -188,6 +189,8 @@ class Competition:
     ids: Ids = field(default_factory=Ids)
     splits: Splits = field(default_factory=Splits)
     words: Words = field(default_factory=lambda: Words(item="edition", pairs="pairs"))
+    #: How boards show scores; written only when not the default (older specs' keys hold).
+    board: BoardRules = field(default_factory=BoardRules)
 
     def __post_init__(self) -> None:
         _check(self)
@@ -217,6 +220,9 @@ class Competition:
         data = asdict(self)
         data["splits"]["columns"] = list(self.splits.columns)
         data["ids"] = {key: str(v) for key, v in data["ids"].items()}
+        data.pop("board")
+        if not self.board.default:
+            data["board"] = self.board.to_dict()
         return {key: str(v) if isinstance(v, StrEnum) else v for key, v in data.items()}
 
     def to_toml(self) -> str:
@@ -255,23 +261,13 @@ class Competition:
 
     @classmethod
     def of(cls, data: Mapping[str, Any], where: str = "competition") -> Competition:
-        """A spec from a mapping as TOML gives it: top-level keys and [columns], [ids], [splits]
-        and [words] tables; what is left out takes the defaults of a new competition (not those of
-        lost items: a spec file says what it means)."""
-        tables: dict[str, type[Columns] | type[Ids] | type[Splits] | type[Words]] = {
-            "columns": Columns,
-            "ids": Ids,
-            "splits": Splits,
-            "words": Words,
-        }
-        scalars = {
-            "name": str,
-            "k": int,
-            "metric": Metric,
-            "rows": Rows,
-            "relevance": Relevance,
-            "empty_users": EmptyUsers,
-        }
+        """A spec from a mapping as TOML gives it: top-level keys and [columns], [ids], [splits],
+        [words] and [board] tables; what is left out takes the defaults of a new competition
+        (not those of lost items: a spec file says what it means)."""
+        tables: dict[str, type] = {"columns": Columns, "ids": Ids, "splits": Splits}
+        tables |= {"words": Words, "board": BoardRules}
+        scalars = {"name": str, "k": int, "metric": Metric, "rows": Rows, "relevance": Relevance}
+        scalars["empty_users"] = EmptyUsers
         _known(data, [*scalars, *tables], where)
         values: dict[str, Any] = {"words": Words()}
         for key, kind in scalars.items():
@@ -285,6 +281,9 @@ class Competition:
                 raise UsageError(f"{where}: [{key}] must be a table")
             names = [f.name for f in fields(table)]
             _known(given, names, where, prefix=f"{key}.")
+            if key == "board":  # numbers and names of its own
+                values[key] = BoardRules.of(given, where)
+                continue
             parts: dict[str, Any] = {}
             for name, value in given.items():
                 if key == "splits" and name == "columns":
@@ -311,12 +310,12 @@ class Competition:
 
 
 def _toml(value: object) -> str:
-    """A TOML value of a spec: an integer, or a string or a list of strings, as JSON writes
+    """A TOML value of a spec: a number, or a string or a list of strings, as JSON writes
     them (a JSON string is a TOML basic string; DEL, which TOML refuses raw, escaped)."""
     if isinstance(value, list):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, int):
-        return str(value)
+    if isinstance(value, int | float):
+        return repr(value)
     return json.dumps(str(value), ensure_ascii=False).replace("\x7f", "\\u007f")
 
 

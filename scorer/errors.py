@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-#: How many examples each code shows in a report by default; the count always covers every
-#: row. `showing` asks for more (`--problems N`).
+#: Examples each code shows by default (`showing`: `--problems N`); the count covers every row.
 MAX_EXAMPLES = 5
 
 #: The most examples a code shows, whatever is asked (`--problems all`): 10M bad cells, not 10M.
@@ -264,6 +263,7 @@ class Failure(StrEnum):
     SUBMISSIONS_FAILED = "submissions_failed"  # exit 2: a leaderboard batch had failures
     SOLUTION_MISMATCH = "solution_mismatch"  # exit 2: a leaderboard run stopped (wrong solution?)
     SERVER_REFUSED = "server_refused"  # exit 2: `submit`: the server said no (token, limit, end)
+    NOT_VERIFIED = "not_verified"  # exit 1: `verify`: the export does not check out (`verify`)
     # Why one submission of a leaderboard batch failed (its `error.code` in the batch).
     OUT_OF_MEMORY = "out_of_memory"  # its worker went over the memory budget
     TIMED_OUT = "timed_out"  # its worker went over the time limit

@@ -234,7 +234,7 @@ def score_entries(
                         ),
                     )
     ordered = tuple(outcomes[i] for i in range(len(entries)))
-    result = BatchResult(outcomes=ordered, removed=0, total=len(entries))
+    result = BatchResult(outcomes=ordered, removed=0, total=len(entries), board=competition.board)
     pairs = [(entry, verdicts[i]) for i, entry in enumerate(entries)]
     removed = runs.finish(store, run, pairs, result.counts)
     return dataclasses.replace(result, removed=removed)

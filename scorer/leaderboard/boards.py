@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
+from scorer.board import BoardRules, Ladder
 from scorer.competition import LOST_ITEMS, Competition, Split
-from scorer.leaderboard.confidence import ALPHA, LEVEL, RESAMPLES, SEED, analyse
+from scorer.leaderboard.climb import laddered, on_top
+from scorer.leaderboard.confidence import LEVEL, RESAMPLES, SEED, TEST, analyse
 from scorer.leaderboard.manifest import MAX_SELECTED
+from scorer.leaderboard.outlook import Forecasted, foretold
 from scorer.leaderboard.schema import Status
+from scorer.leaderboard.stale import Stale, iso, staleness
 from scorer.leaderboard.store import Record, Run, Store
-
-#: The name of the gap test, as outputs state it.
-TEST = "paired sign-flip permutation test"
 
 
 class Phase(StrEnum):
@@ -40,9 +40,11 @@ class Pick(StrEnum):
 
 @dataclass(frozen=True)
 class Row:
-    """One team on one board. `p_next`/`tie_next`: the test against the next team below
-    (None on the last row). `public_rank`, `shake` (public rank - private rank: positive is a
-    climb) and `pick` are set on the private board only."""
+    """One team on one board. `p_next`/`p_adjusted`: the test against the next team below,
+    as computed and corrected for the board's number of tests (None on the last row);
+    `tier`: 1 at the top, one more below each gap that is beyond noise and the board's
+    `tie_margin` (`confidence.tiers`). `public_rank`, `shake` (public rank - private rank:
+    positive is a climb) and `pick` are set on the private board only."""
 
     rank: int
     team: str
@@ -50,7 +52,8 @@ class Row:
     low: float | None
     high: float | None
     p_next: float | None
-    tie_next: bool
+    p_adjusted: float | None
+    tier: int
     submission: str
     submitted_at: datetime
     entries: int
@@ -67,7 +70,8 @@ class Row:
             "low": self.low,
             "high": self.high,
             "p_next": self.p_next,
-            "tie_next": self.tie_next,
+            "p_adjusted": self.p_adjusted,
+            "tier": self.tier,
             "submission": self.submission,
             "submitted_at": iso(self.submitted_at),
             "entries": self.entries,
@@ -104,27 +108,6 @@ class Unranked:
 
 
 @dataclass(frozen=True)
-class Stale:
-    """The shown boards are not the latest word: a run started after the one they come from
-    has not finished (it is under way, or was interrupted). `reasons`: what it changes.
-    `rescore`: a server's boards, judged again against a new solution as they are shown."""
-
-    reasons: tuple[str, ...]
-    started_at: datetime
-    judged: int
-    total: int
-    rescore: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "reasons": list(self.reasons),
-            "started_at": iso(self.started_at),
-            "judged": self.judged,
-            "total": self.total,
-        }
-
-
-@dataclass(frozen=True)
 class Boards:
     """Everything a leaderboard page shows. In the public phase `private` is None and no
     private figure was read to build the rest. `as_of`: when the run they come from finished
@@ -137,6 +120,10 @@ class Boards:
     resamples: int
     seed: int
     competition: str = LOST_ITEMS.name
+    rules: BoardRules = field(default_factory=BoardRules)
+    forecast: Forecasted | None = None
+    #: Before the reveal, under `ladder`: each scored submission's public score as shown.
+    climbed: dict[int, float] | None = None
     as_of: datetime | None = None
     stale: Stale | None = None
 
@@ -154,13 +141,19 @@ class Boards:
                 "resamples": self.resamples,
                 "seed": self.seed,
                 "test": TEST,
-                "alpha": ALPHA,
+                "correction": str(self.rules.correction),
+                "alpha": self.rules.alpha,
+                "tie_margin": self.rules.tie_margin,
+                "tiers": "a new tier below each gap between neighbours whose corrected "
+                "p-value is under alpha and which is at least tie_margin",
             },
             "public": self.public.to_dict(paths=paths),
         }
         if self.private is not None:
             data["private"] = self.private.to_dict(paths=paths)
         data["unranked"] = [team.to_dict() for team in self.unranked]
+        if self.forecast is not None:
+            data["forecast"] = self.forecast.to_dict()
         return data
 
 
@@ -179,18 +172,17 @@ class Source(Protocol):
     def competition(self) -> Competition: ...
 
 
-def iso(when: datetime) -> str:
-    """A UTC time as ISO 8601 with a Z, to the second unless it has a fraction."""
-    text = when.astimezone(UTC).replace(tzinfo=None).isoformat()
-    return f"{text}Z"
-
-
 def load(
-    db: Path, phase: Phase | str = Phase.PUBLIC, *, resamples: int = RESAMPLES, seed: int = SEED
+    db: Path,
+    phase: Phase | str = Phase.PUBLIC,
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    forecast: bool = False,
 ) -> Boards:
-    """Build the boards of a database for a phase."""
+    """Build the boards of a database for a phase (with the forecast, `build`'s)."""
     with Store(db, create=False) as store:
-        return build(store, Phase(phase), resamples=resamples, seed=seed)
+        return build(store, Phase(phase), resamples=resamples, seed=seed, forecast=forecast)
 
 
 def build(
@@ -200,9 +192,13 @@ def build(
     resamples: int = RESAMPLES,
     seed: int = SEED,
     before: datetime | None = None,
+    revealed: bool = False,
+    forecast: bool = False,
 ) -> Boards:
-    """The boards of the shown run; with `before`, of the submissions made before that
-    moment only (a frozen board: what was submitted after the freeze is not on it)."""
+    """The boards of the shown run; `before`: of the submissions made before it only (a
+    frozen board). Public scores are shown as `[board]` says until the reveal (`revealed`: a
+    server's public board after it). `forecast`: with the forecast of the private board
+    (`outlook`), beside the ranks got once they are revealed."""
     shown = store.published()
     records = store.records(private=phase is Phase.FINAL)
     if before is not None:
@@ -211,7 +207,13 @@ def build(
     by_team: dict[str, list[Record]] = {}
     for record in scored:
         by_team.setdefault(record.team, []).append(record)
-    public_picks = [min(team, key=_public_key) for team in by_team.values()]
+    climbed = None
+    rules = store.competition().board
+    if rules.ladder is Ladder.PARAMETER_FREE and phase is Phase.PUBLIC and not revealed:
+        climbed = laddered(store, by_team)  # before the reveal: the Ladder's scores
+        public_picks = [on_top(rows, climbed) for rows in by_team.values()]
+    else:
+        public_picks = [min(team, key=_public_key) for team in by_team.values()]
     public_picks.sort(key=lambda r: (-_score(r.public), r.submitted_at, r.team))
     counts = {team: len(rows) for team, rows in by_team.items()}
     public = _board(store, Split.PUBLIC, public_picks, counts, resamples, seed)
@@ -232,6 +234,14 @@ def build(
             for row, (_, pick) in zip(board.rows, picks, strict=True)
         )
         private = Board(name=Split.PRIVATE, rows=rows, users=board.users, metric=board.metric)
+    foreseen = None
+    if forecast and public.rows:
+        chosen = {team: candidates(rows)[0] for team, rows in by_team.items()}
+        got = None if private is None else {row.team: row.rank for row in private.rows}
+        order = [row.team for row in public.rows]
+        foreseen = foretold(store, order, chosen, got, resamples=resamples, seed=seed)
+    if phase is Phase.PUBLIC and not revealed:
+        public = rounded(public, store.competition().board)
     return Boards(
         phase=phase,
         public=public,
@@ -240,9 +250,26 @@ def build(
         resamples=resamples,
         seed=seed,
         competition=store.competition().name,
+        rules=store.competition().board,
+        forecast=foreseen,
+        climbed=climbed,
         as_of=shown.finished_at if shown is not None else None,
         stale=staleness(shown, store.unfinished()),
     )
+
+
+def rounded(board: Board, rules: BoardRules) -> Board:
+    """A public board as shown before the reveal: every score and interval end rounded to
+    `public_digits` (the ranks, tests and tiers come from the exact scores)."""
+    if rules.public_digits is None:
+        return board
+    rows = tuple(
+        replace(
+            row, score=rules.shown(row.score), low=rules.shown(row.low), high=rules.shown(row.high)
+        )
+        for row in board.rows
+    )
+    return replace(board, rows=rows)
 
 
 def _score(value: float | None) -> float:
@@ -254,15 +281,19 @@ def _public_key(record: Record) -> tuple[float, datetime, str]:
     return (-_score(record.public), record.submitted_at, record.path)
 
 
-def _private_pick(rows: Sequence[Record]) -> tuple[Record, Pick]:
-    """The submission that counts on the private board: the better (private) of the team's
-    selected ones, or, when it selected none, of its MAX_SELECTED best public ones. A selected
-    submission that was rejected is not among `rows` (only scored ones are)."""
+def candidates(rows: Sequence[Record]) -> tuple[list[Record], Pick]:
+    """The submissions that may count on a team's private board, and why: those it selected,
+    or, when it selected none, its MAX_SELECTED best public ones. A selected submission that
+    was rejected is not among `rows` (only scored ones are)."""
     chosen = [r for r in rows if r.selected]
-    pick = Pick.SELECTED
-    if not chosen:
-        chosen = sorted(rows, key=_public_key)[:MAX_SELECTED]
-        pick = Pick.BEST_PUBLIC
+    if chosen:
+        return chosen, Pick.SELECTED
+    return sorted(rows, key=_public_key)[:MAX_SELECTED], Pick.BEST_PUBLIC
+
+
+def _private_pick(rows: Sequence[Record]) -> tuple[Record, Pick]:
+    """The submission that counts on the private board: the better (private) candidate."""
+    chosen, pick = candidates(rows)
     best = min(chosen, key=lambda r: (-_score(r.private), r.submitted_at, r.path))
     return best, pick
 
@@ -280,18 +311,21 @@ def _board(
     low: list[float | None] = [None] * len(picks)
     high: list[float | None] = [None] * len(picks)
     p_next: list[float | None] = [None] * len(picks)
-    tie = [False] * len(picks)
+    p_adjusted: list[float | None] = [None] * len(picks)
+    tier = [1] * len(picks)
     users = 0
+    competition = store.competition()
     arrays = store.per_user((r.id for r in picks), name)
     if picks and all(r.id in arrays for r in picks):
         matrix = np.column_stack([arrays[r.id] for r in picks])
         values = np.ascontiguousarray(matrix[np.isfinite(matrix).all(axis=1)])
         users = int(values.shape[0])
-        found = analyse(values, resamples=resamples, seed=seed)
+        found = analyse(values, resamples=resamples, seed=seed, rules=competition.board)
         low = [_finite(x) for x in found.low]
         high = [_finite(x) for x in found.high]
-        for i, (p, t) in enumerate(zip(found.p_next, found.tie_next, strict=True)):
-            p_next[i], tie[i] = _finite(p), bool(t)
+        for i, (p, q) in enumerate(zip(found.p_next, found.p_adjusted, strict=True)):
+            p_next[i], p_adjusted[i] = _finite(p), _finite(q)
+        tier = [int(t) for t in found.tier]
     rows = tuple(
         Row(
             rank=i + 1,
@@ -300,14 +334,14 @@ def _board(
             low=low[i],
             high=high[i],
             p_next=p_next[i],
-            tie_next=tie[i],
+            p_adjusted=p_adjusted[i],
+            tier=tier[i],
             submission=r.path,
             submitted_at=r.submitted_at,
             entries=counts[r.team],
         )
         for i, r in enumerate(picks)
     )
-    competition = store.competition()
     return Board(name=name, rows=rows, users=users, metric=competition.label(competition.metric))
 
 
@@ -328,27 +362,3 @@ def _unranked(records: Sequence[Record], ranked: set[str]) -> tuple[Unranked, ..
         )
         for team, rows in sorted(teams.items())
     )
-
-
-def staleness(shown: Run | None, newer: Run | None) -> Stale | None:
-    """Why the shown boards are stale, if a run started after them has not finished."""
-    if newer is None:
-        return None
-    reasons: list[str] = []
-    if shown is None:
-        reasons.append("the first run")
-    else:
-        old, new = shown.fingerprint, newer.fingerprint
-        if new.solution_hash != old.solution_hash:
-            reasons.append("a new solution")
-        if new.scorer_version != old.scorer_version:
-            reasons.append(f"scorer {new.scorer_version} (was {old.scorer_version})")
-        # Compared as values: a database written before the key was compact JSON
-        # (`Competition.fingerprint`) differs in its spaces only.
-        before, after = json.loads(old.config), json.loads(new.config)
-        changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
-        if changed:
-            reasons.append(f"new options ({', '.join(changed)})")
-        if not reasons:
-            reasons.append("new or changed submissions")
-    return Stale(tuple(reasons), newer.started_at, newer.judged, newer.total)

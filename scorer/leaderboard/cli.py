@@ -282,18 +282,25 @@ def show(
             help="The page's and the Markdown post's heading; default: the competition's name."
         ),
     ] = None,
-    resamples: Annotated[
-        int, typer.Option(help="Bootstrap resamples and permutations.", min=1)
-    ] = RESAMPLES,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and the test.")] = SEED,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.", min=1)] = RESAMPLES,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = SEED,
+    forecast: Annotated[
+        bool,
+        typer.Option(
+            "--forecast",
+            help="Add the forecast of the private board from the public one: each team's "
+            "90% interval of private rank and score (the organiser's, before the reveal; "
+            "beside the ranks got, after it).",
+        ),
+    ] = False,
 ) -> None:
     """Print the public board, or in the final phase the public and private boards, with a
-    95% interval per team and statistical ties flagged: the boards of the last run that
-    finished (marked stale while a newer run has not finished). The public phase names no
-    file in any format. Exit 0, or 2 on a usage error."""
+    95% interval per team and the tiers of teams that cannot be told apart: the boards of
+    the last run that finished (marked stale while a newer run has not finished). The
+    public phase names no file in any format. Exit 0, or 2 on a usage error."""
     print_boards(
         "leaderboard show",
-        lambda: load(db, phase, resamples=resamples, seed=seed),
+        lambda: load(db, phase, resamples=resamples, seed=seed, forecast=forecast),
         phase,
         Format.JSON if as_json else fmt,
         output,

@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from scorer.competition import LOST_ITEMS
-from scorer.leaderboard.boards import iso
+from scorer.leaderboard.stale import iso
 from scorer.synthetic import COLUMNS, make_competition
 
 #: The demo and the synthetic competitions are lost items: 20 ranked editions a user.
@@ -77,7 +77,7 @@ def make_demo(root: Path, *, n_users: int = DEMO_USERS, seed: int = 0) -> Path:
     later (an exact tie, broken by time); bravo overfits the public users (falls at the end);
     echo is strong on private users only (climbs), and selects a file that is rejected (so its
     best public files count); foxtrot and golf differ from the baseline by a handful of users
-    (a statistical tie); golf selects two files that are not its best public one; delta only
+    (one tier); golf selects two files that are not its best public one; delta only
     has a rejected file (never ranked).
     """
     comp = make_competition(n_users, seed=seed)

@@ -17,9 +17,11 @@ from scorer.read import Rejected, inside, open_regular, refusal, walk
 
 #: Columns of a manifest; `selected` may be left out (then nothing is selected), and so may
 #: `description`: a team's words for a submission (`scorer serve export` writes them), read
-#: and ignored, for the organiser's eyes only; no score or board depends on it.
+#: and ignored, for the organiser's eyes only; no score or board depends on it; and so may
+#: `sha256`, the file's as the server accepted it (`scorer serve export`), read and ignored
+#: here: `scorer verify` checks the files against it.
 REQUIRED = ("team", "path", "submitted_at")
-OPTIONAL = ("selected", "description")
+OPTIONAL = ("selected", "description", "sha256")
 
 #: Kaggle's rule: a team picks at most two submissions for the private board.
 MAX_SELECTED = 2
@@ -225,7 +227,7 @@ def _header_issues(header: list[str]) -> list[Issue]:
         Issue(
             Code.MISSING_COLUMN,
             f"line 1: column {name!r} is missing; expected the header "
-            f"{','.join(REQUIRED + OPTIONAL)} (selected and description are optional)",
+            f"{','.join(REQUIRED + OPTIONAL)} (selected, description and sha256 are optional)",
             line=1,
             column=name,
         )

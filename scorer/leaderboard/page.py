@@ -8,12 +8,16 @@ from html import escape
 
 from scorer.leaderboard.boards import Board, Boards, Phase, Row
 from scorer.leaderboard.literal import shown
+from scorer.leaderboard.outlook import Forecasted
 from scorer.leaderboard.wording import (
     INTERVAL_DECIMALS,
-    TIE,
+    SHADING,
     boards_of,
     cells,
     columns,
+    forecast_cells,
+    forecast_columns,
+    forecast_title,
     notes,
     stale,
     title,
@@ -48,7 +52,7 @@ td.team { white-space: normal; overflow-wrap: anywhere; min-width: 7rem; }
 @media (max-width: 1200px) { td.wraps { white-space: normal; } }
 td.right { text-align: right; font-variant-numeric: tabular-nums; }
 td.center { text-align: center; font-variant-numeric: tabular-nums; }
-tr.tie td { background: #fff8c5; }
+tr.shaded td { background: #fff8c5; }
 td.chart { padding: .2rem .4rem 0; width: 180px; }
 svg { display: block; }
 svg .range { stroke: #0969da; stroke-width: 3; stroke-linecap: round; }
@@ -90,11 +94,12 @@ def boards_html(boards: Boards) -> list[str]:
     shows them too)."""
     return [
         '<div class="legend" id="legend">',
-        f'<span><span class="swatch"></span>Shaded row: a statistical tie, {escape(TIE)}.</span>',
+        f'<span><span class="swatch"></span>Tiers: {escape(SHADING)}.</span>',
         "<span>Chart: the team's score (dot) and its 95% interval (bar), on the board's "
         "common axis.</span>",
         "</div>",
         *[_section(board) for board in boards_of(boards)],
+        *([] if boards.forecast is None else [_forecast(boards.forecast)]),
         '<section class="notes">',
         *[
             f"<p>{line}</p>"
@@ -147,7 +152,7 @@ def _section(board: Board) -> str:
                 wraps = " wraps" if header in WRAPS else ""
                 tds.append(f'<td class="{justify}{wraps}">{escape(value)}</td>')
         tds.append(f'<td class="chart">{_chart(row, lo, hi)}</td>')
-        css = ' class="tie"' if row.tie_next else ""
+        css = ' class="shaded"' if row.tier % 2 == 0 else ""
         rows.append(f"<tr{css}>{''.join(tds)}</tr>")
     if not board.rows:
         rows.append(f'<tr><td colspan="{len(cols) + 1}">No scored submission yet.</td></tr>')
@@ -162,6 +167,33 @@ def _section(board: Board) -> str:
             *rows,
             "</tbody>",
             "</table>",
+            "</div>",
+            "</section>",
+        ]
+    )
+
+
+def _forecast(found: Forecasted) -> str:
+    """The forecast of the private board as a table (after the reveal, with the ranks got)."""
+    cols = forecast_columns(found)
+    head = "".join(f'<th class="{justify}">{escape(h)}</th>' for h, justify in cols)
+    rows = []
+    for row in found.rows:
+        tds = [
+            f'<td class="team"><bdi>{escape(value)}</bdi></td>'
+            if header == "Team"
+            else f'<td class="{justify}">{escape(value)}</td>'
+            for (header, justify), value in zip(cols, forecast_cells(found, row), strict=True)
+        ]
+        rows.append(f"<tr>{''.join(tds)}</tr>")
+    return "\n".join(
+        [
+            '<section id="forecast">',
+            f"<h2>{escape(forecast_title(found))}</h2>",
+            '<div class="board">',
+            f"<table><thead><tr>{head}</tr></thead><tbody>",
+            *rows,
+            "</tbody></table>",
             "</div>",
             "</section>",
         ]

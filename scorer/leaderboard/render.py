@@ -16,7 +16,18 @@ from scorer.errors import UsageError
 from scorer.leaderboard.boards import Boards
 from scorer.leaderboard.literal import markdown, neutralised
 from scorer.leaderboard.page import page
-from scorer.leaderboard.wording import boards_of, cells, columns, heading, notes, title
+from scorer.leaderboard.wording import (
+    boards_of,
+    cells,
+    columns,
+    forecast_cells,
+    forecast_columns,
+    forecast_title,
+    heading,
+    notes,
+    same,
+    title,
+)
 
 
 class Format(StrEnum):
@@ -96,7 +107,7 @@ def to_csv(boards: Boards) -> str:
     Every text cell is quoted; a name a spreadsheet would evaluate as a formula gets a `'`
     before it, and the `neutralised` column names the cells that got one."""
     final = boards.private is not None
-    header = ["board", "rank", "team", "score", "low", "high", "p_next", "tie_next"]
+    header = ["board", "rank", "team", "score", "low", "high", "p_next", "p_adjusted", "tier"]
     if final:
         header += ["public_rank", "shake", "pick", "submission"]
     header += ["submitted_at", "entries", "neutralised"]
@@ -122,6 +133,19 @@ def to_csv(boards: Boards) -> str:
     return buffer.getvalue()
 
 
+def _md_table(heading: str, cols: list[tuple[str, str]], rows: list[list[str]]) -> list[str]:
+    """A Markdown table under its heading: the Team column as data (`markdown`), every other
+    cell the scorer's own words (`_md`); an empty table keeps one empty row."""
+    marks = {"right": "---:", "left": ":---", "center": ":---:"}
+    team = [header for header, _ in cols].index("Team")
+    lines = [f"### {heading}", "", "| " + " | ".join(h for h, _ in cols) + " |"]
+    lines.append("|" + "|".join(marks[j] for _, j in cols) + "|")
+    for values in rows or [["" for _ in cols]]:
+        cells_ = [markdown(c) if i == team and c else _md(c) for i, c in enumerate(values)]
+        lines.append("| " + " | ".join(cells_) + " |")
+    return [*lines, ""]
+
+
 def _md(text: str) -> str:
     """A Markdown table cell of the scorer's own words: HTML escaped, pipes escaped."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
@@ -132,23 +156,17 @@ TITLE_CHARS = 200
 
 
 def to_markdown(boards: Boards, heading_text: str | None = None) -> str:
-    """Both boards as Markdown tables, ready for a forum post; team names are text, never a
-    link or an image."""
+    """Both boards (and the forecast, when asked) as Markdown tables, ready for a forum
+    post; team names are text, never a link or an image."""
     lines: list[str] = []
     if heading_text:  # the organiser's words, yet data: never a link, an image or markup
         lines += [f"## {markdown(heading_text, TITLE_CHARS)}", ""]
     for board in boards_of(boards):
-        cols = columns(board)
-        marks = {"right": "---:", "left": ":---", "center": ":---:"}
-        lines += [f"### {title(board)}", ""]
-        lines.append("| " + " | ".join(h for h, _ in cols) + " |")
-        lines.append("|" + "|".join(marks[j] for _, j in cols) + "|")
-        for row in board.rows:
-            values = cells(board, row, team=lambda name: name)
-            values = [markdown(c) if i == 1 else _md(c) for i, c in enumerate(values)]
-            lines.append("| " + " | ".join(values) + " |")
-        if not board.rows:
-            lines.append("| " + " | ".join("" for _ in cols) + " |")
-        lines.append("")
+        rows = [cells(board, row, team=same) for row in board.rows]
+        lines += _md_table(title(board), columns(board), rows)
+    if boards.forecast is not None:
+        found = boards.forecast
+        rows = [forecast_cells(found, row, team=same) for row in found.rows]
+        lines += _md_table(forecast_title(found), forecast_columns(found), rows)
     lines += [f"- {line}" for line in notes(boards, team=markdown, plain=_md)]
     return "\n".join(lines) + "\n"

@@ -3,9 +3,10 @@ for the organiser and for the public."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from scorer.board import BoardRules
 from scorer.errors import Code, Failure
 from scorer.leaderboard.schema import Status
 
@@ -64,6 +65,8 @@ class BatchResult:
     outcomes: tuple[Outcome, ...]
     removed: int
     total: int
+    #: How the competition's boards show scores: the public summary rounds as they do.
+    board: BoardRules = field(default_factory=BoardRules)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -99,14 +102,14 @@ class BatchResult:
 
     def teams(self) -> list[Tally]:
         """Each team of the log, by name: how many of its submissions are scored, and its
-        best public score."""
+        best public score (rounded as the boards show it, `BoardRules.public_digits`)."""
         scores: dict[str, list[float]] = {}
         for outcome in self.outcomes:
             found = scores.setdefault(outcome.team, [])
             if outcome.status == Status.SCORED and outcome.public is not None:
                 found.append(outcome.public)
         return [
-            Tally(team, len(values), max(values) if values else None)
+            Tally(team, len(values), self.board.shown(max(values)) if values else None)
             for team, values in sorted(scores.items(), key=lambda kv: (kv[0].casefold(), kv[0]))
         ]
 

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -52,6 +52,12 @@ class Record:
     private: float | None
     error: dict[str, Any] | None
     scored_at: str | None
+
+
+class PerUser(Protocol):
+    """What reads per-user scores of verdicts, by split (`Store`, and a server's store)."""
+
+    def per_user(self, idents: Iterable[int], split: Split) -> dict[int, np.ndarray]: ...
 
 
 @dataclass(frozen=True)

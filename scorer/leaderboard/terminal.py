@@ -16,7 +16,17 @@ from scorer.leaderboard.boards import Board, Boards
 from scorer.leaderboard.literal import shown
 from scorer.leaderboard.names import escaped
 from scorer.leaderboard.results import BatchResult
-from scorer.leaderboard.wording import TIE, boards_of, cells, columns, notes, title
+from scorer.leaderboard.wording import (
+    SHADING,
+    boards_of,
+    cells,
+    columns,
+    forecast_cells,
+    forecast_columns,
+    forecast_title,
+    notes,
+    title,
+)
 
 #: Width of the plain-text table when the output is not a terminal.
 TEXT_WIDTH = 160
@@ -40,17 +50,27 @@ TEAM_MIN = 12
 
 def renderables(boards: Boards, width: int = TEXT_WIDTH, shading: bool = False) -> RenderableType:
     """Both boards (the private one in the final phase) as rich tables `width` characters
-    wide at most, then the notes. `shading`: ties are drawn in yellow, and the notes say so."""
+    wide at most, then the notes. `shading`: every other tier is drawn in yellow, and the
+    notes say so."""
     parts: list[RenderableType] = []
     left_out: list[str] = []
     for board in boards_of(boards):
         table, dropped = _table(board, width)
         parts.append(table)
         left_out += [header for header in dropped if header not in left_out]
+    if boards.forecast is not None:
+        found = boards.forecast
+        rows = [forecast_cells(found, row) for row in found.rows]
+        table, dropped = _grid(
+            forecast_title(found), forecast_columns(found), rows, [None] * len(rows), width
+        )
+        parts.append(table)
+        left_out += [header for header in dropped if header not in left_out]
     lines = notes(boards)
     if shading:
         lines = [
-            f"tie (rows in yellow): {TIE}." if line.startswith("tie:") else line for line in lines
+            f"{line} Rows in yellow: {SHADING}." if line.startswith("Tiers:") else line
+            for line in lines
         ]
     if left_out:
         lines.append(
@@ -70,10 +90,24 @@ def table_text(boards: Boards, width: int = TEXT_WIDTH) -> str:
 
 
 def _table(board: Board, width: int) -> tuple[Table, list[str]]:
-    cols = columns(board)
     rows = [cells(board, row) for row in board.rows]
+    styles = ["yellow" if row.tier % 2 == 0 else None for row in board.rows]
+    table, dropped = _grid(title(board), columns(board), rows, styles, width)
+    if not board.rows:
+        table.caption = Text("No scored submission yet.")
+    return table, dropped
+
+
+def _grid(
+    heading: str,
+    cols: list[tuple[str, str]],
+    rows: list[list[str]],
+    styles: list[str | None],
+    width: int,
+) -> tuple[Table, list[str]]:
+    """A table of `rows` under `cols` that fits `width` (`_fit`), and the headers left out."""
     kept = _fit(cols, rows, width)
-    table = Table(title=Text(title(board)), title_justify="left", header_style="bold")
+    table = Table(title=Text(heading), title_justify="left", header_style="bold")
     for i in kept:
         header, justify = cols[i]
         team = header == "Team"
@@ -84,10 +118,8 @@ def _table(board: Board, width: int) -> tuple[Table, list[str]]:
             overflow="fold" if team else "ellipsis",
             min_width=min(TEAM_MIN, _widest(header, rows, i)) if team else None,
         )
-    for row, values in zip(board.rows, rows, strict=True):
-        table.add_row(*(Text(values[i]) for i in kept), style="yellow" if row.tie_next else None)
-    if not board.rows:
-        table.caption = Text("No scored submission yet.")
+    for values, style in zip(rows, styles, strict=True):
+        table.add_row(*(Text(values[i]) for i in kept), style=style)
     return table, [cols[i][0] for i in range(len(cols)) if i not in kept]
 
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
+from scorer.board import BoardRules, Correction
 from scorer.competition import Split
 from scorer.leaderboard.boards import Board, Boards, Phase, Row
 from scorer.leaderboard.literal import shown
+from scorer.leaderboard.outlook import METHOD, Forecasted, Outlook
 from scorer.leaderboard.schema import Status
 
 #: Decimals of a score on a board meant for people (JSON and CSV keep every digit).
@@ -18,8 +20,11 @@ INTERVAL_DECIMALS = 4
 #: How a format writes a piece of text: a team name, or the scorer's own words.
 Writer = Callable[[str], str]
 
-#: What the shading of a row means, in the legend of every format that shades rows.
-TIE = "a paired permutation test cannot tell the team from the next one below (p ≥ 0.05)"
+#: What the shading of rows means, in the legend of every format that shades them.
+SHADING = "every other tier is shaded"
+
+#: The corrections' names as notes say them.
+CORRECTIONS = {Correction.HOLM: "Holm's correction", Correction.BH: "Benjamini–Hochberg's"}
 
 
 def same(text: str) -> str:
@@ -37,11 +42,20 @@ def interval(row: Row) -> str:
 
 
 def versus(row: Row) -> str:
-    """The test against the next team below: 'tie (p = 0.41)' or 'p = 0.003'."""
-    if row.p_next is None:
+    """The test against the next team below, corrected: 'p = 0.41' or 'p < 0.001'."""
+    if row.p_adjusted is None:
         return ""
-    text = "p < 0.001" if row.p_next < 0.001 else f"p = {row.p_next:.3f}"
-    return f"tie ({text})" if row.tie_next else text
+    return "p < 0.001" if row.p_adjusted < 0.001 else f"p = {row.p_adjusted:.3f}"
+
+
+def tier_rule(rules: BoardRules) -> str:
+    """How the tiers were made, as every format's notes say it."""
+    return (
+        "a new tier starts below a gap between neighbours that a paired t-test over the "
+        f"users finds significant after {CORRECTIONS[rules.correction]} (α = {rules.alpha:g}; "
+        f"'vs next' is that corrected p) and that is at least {rules.tie_margin:g}; teams in "
+        "one tier cannot be told apart"
+    )
 
 
 def shake(row: Row) -> str:
@@ -78,9 +92,11 @@ def notes(boards: Boards, team: Writer = shown, plain: Writer = same) -> list[st
             f"Intervals: 95% bootstrap over users ({boards.resamples:,} resamples, seed "
             f"{boards.seed})."
         ),
-        plain(f"tie: {TIE}."),
+        plain(f"Tiers: {tier_rule(boards.rules)}."),
         plain("Equal scores: the earlier submission ranks first."),
     ]
+    if boards.forecast is not None:
+        lines += [plain(line) for line in forecast_notes(boards.forecast)]
     if boards.phase is Phase.PUBLIC:
         lines.append(plain("Private leaderboard: hidden until the final phase."))
     for entry in boards.unranked:
@@ -129,6 +145,7 @@ def columns(board: Board) -> list[tuple[str, str]]:
         ("Rank", "right"),
         ("Team", "left"),
         (board.metric.upper(), "right"),
+        ("Tier", "right"),
         ("95% interval", "center"),
         ("vs next", "left"),
     ]
@@ -138,10 +155,55 @@ def columns(board: Board) -> list[tuple[str, str]]:
 
 
 def cells(board: Board, row: Row, team: Writer = shown) -> list[str]:
-    values = [str(row.rank), team(row.team), score(row.score), interval(row), versus(row)]
+    values = [str(row.rank), team(row.team), score(row.score), str(row.tier), interval(row)]
+    values.append(versus(row))
     if board.name == Split.PRIVATE:
         values += [str(row.public_rank), shake(row), str(row.pick)]
     return [*values, when(row), str(row.entries)]
+
+
+def forecast_columns(forecast: Forecasted) -> list[tuple[str, str]]:
+    """(header, justification) of the forecast's table; the rank got once revealed."""
+    level = f"{forecast.level:.0%}"
+    cols = [
+        ("Public rank", "right"),
+        ("Team", "left"),
+        (f"Private rank, {level} forecast", "center"),
+        ("Median", "right"),
+        (f"Private score, {level} forecast", "center"),
+    ]
+    if forecast.covered is not None:
+        cols += [("Private rank got", "right"), ("Inside", "left")]
+    return cols
+
+
+def forecast_cells(forecast: Forecasted, row: Outlook, team: Writer = shown) -> list[str]:
+    low, high = row.rank_low, row.rank_high
+    ranks = f"{low}" if low == high else f"{low} – {high}"
+    values = [str(row.public_rank), team(row.team), ranks, str(row.rank_median)]
+    values.append(f"{row.score_low:.{INTERVAL_DECIMALS}f} – {row.score_high:.{INTERVAL_DECIMALS}f}")
+    if forecast.covered is not None:
+        values += [str(row.private_rank), "yes" if row.inside else "no"]
+    return values
+
+
+def forecast_title(forecast: Forecasted) -> str:
+    return f"Forecast of the private leaderboard — from {forecast.public_users:,} public users"
+
+
+def forecast_notes(forecast: Forecasted) -> list[str]:
+    """What the forecast is, and after the reveal how it did."""
+    lines = [
+        f"Forecast: {forecast.level:.0%} intervals of each team's private rank and score, made "
+        f"from the public board alone ({METHOD}; {forecast.resamples:,} resamples, seed "
+        f"{forecast.seed}, a private board of {forecast.private_users:,} users)."
+    ]
+    if forecast.covered is not None:
+        lines.append(
+            f"{forecast.covered} of {len(forecast.rows)} teams got a private rank inside "
+            "their forecast."
+        )
+    return lines
 
 
 def boards_of(boards: Boards) -> Iterator[Board]:

@@ -27,6 +27,7 @@ from scorer.platforms.kaggle_metric import (
     ParticipantVisibleError,
     score,
 )
+from scorer.read.limits import longest_line
 
 __all__ = [
     "ROW_PROBLEMS",
@@ -56,6 +57,8 @@ def spec(competition: Competition) -> dict[str, Any]:
         "list_column": competition.columns.list,
         "user_ids": str(competition.ids.user),
         "item_ids": str(competition.ids.item),
+        # the longest line of a valid file, scorer's default line cap: the longest cell read
+        "max_line": longest_line(competition),
     }
 
 

@@ -39,15 +39,13 @@ SPEC: dict[str, Any] = {
     "list_column": "edition_ids",
     "user_ids": "integer",
     "item_ids": "integer",
+    "max_line": 4096,
 }
 # --- end of the competition ---
 
 #: The largest integer id (int64), and the longest text id in bytes of UTF-8.
 MAX_ID = 2**63 - 1
 MAX_TEXT_ID = 256
-
-#: The longest text cell read; a longer one is refused before it is split.
-MAX_CELL = 4096
 
 #: More columns than this is refused before any is read.
 MAX_COLUMNS = 1000
@@ -309,9 +307,12 @@ def _ranked(
         return None
     ranked: dict[object, list[object]] = {}
     allowed = range(k, k + 1) if SPEC["rows"] == "exactly" else range(k + 1)
+    # A cell is refused before it is split past the longest line a valid file has (scorer's
+    # line cap, from k and the id kinds): no cell of a valid file is that long.
+    cap = int(SPEC["max_line"])
     for cell, ids in zip(frame[user], frame[listed]):
         text, words = _text(cell, user=True), _text(ids, user=False)
-        if len(text) > MAX_CELL or len(words) > MAX_CELL:
+        if len(text) > cap or len(words) > cap:
             return None
         who = _id(text, SPEC["user_ids"])
         if who is not None:

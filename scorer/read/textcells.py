@@ -120,10 +120,25 @@ def _split_by_polars(text: Text, names: list[str]) -> pl.DataFrame | None:
     return numbered(frame, text)
 
 
+def _last_byte(source: Path | bytes) -> bytes:
+    """The text's last byte (b"" for none), read without reading the rest."""
+    if isinstance(source, bytes):
+        return source[-1:]
+    with source.open("rb") as handle:
+        if handle.seek(0, 2) == 0:
+            return b""
+        handle.seek(-1, 2)
+        return handle.read(1)
+
+
 def read_quietly(source: Path | bytes, **options: Any) -> pl.DataFrame | None:
     """`pl.read_csv` of text the scan found nothing wrong with, or None where polars cannot
     read it (a lone '"' makes it panic); the caller checks what it read. Its warnings about
-    malformed text are not the participant's to see: the careful reader reports the lines."""
+    malformed text are not the participant's to see: the careful reader reports the lines.
+    None too for text that ends in a comma: polars reads an empty field at the very end of the
+    text as no field, so '7,7,7,' there would pass for three fields."""
+    if _last_byte(source) == b",":
+        return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:

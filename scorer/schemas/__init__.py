@@ -100,7 +100,8 @@ SCORED = {
     "public": _nullable(NUMBER),
     "private": _nullable(NUMBER),
     "users": _object({"overall": COUNT, "public": COUNT, "private": COUNT, "ignored": COUNT}),
-    "metrics": {"type": "object", "additionalProperties": SPLIT_METRICS},
+    # null for a split the solution lacks, or one that scored no user: no mean, never 0
+    "metrics": {"type": "object", "additionalProperties": _nullable(SPLIT_METRICS)},
     "no_lost": {"enum": [str(rule) for rule in EmptyUsers]},
     "parts": {"type": "integer", "minimum": 1},
 }
@@ -164,7 +165,8 @@ ROW = _object(
         "low": _nullable(NUMBER),
         "high": _nullable(NUMBER),
         "p_next": _nullable(NUMBER),
-        "tie_next": {"type": "boolean"},
+        "p_adjusted": _nullable(NUMBER),
+        "tier": {"type": "integer", "minimum": 1},
         "submission": TEXT,
         "submitted_at": _nullable(TEXT),
         "entries": COUNT,
@@ -174,7 +176,7 @@ ROW = _object(
         "pick": TEXT,
     },
     # `submission` (the file's path) is in the final phase's rows only.
-    required=["rank", "team", "score", "tie_next", "entries"],
+    required=["rank", "team", "score", "tier", "entries"],
 )
 
 BOARD = _object({"users": COUNT, "rows": {"type": "array", "items": ROW}})
@@ -185,6 +187,39 @@ STALE = _object(
         "started_at": TEXT,
         "judged": COUNT,
         "total": COUNT,
+    }
+)
+
+PLACE = {"type": "integer", "minimum": 1}
+
+FORECAST = _object(
+    {
+        "level": NUMBER,
+        "method": TEXT,
+        "resamples": COUNT,
+        "seed": {"type": "integer"},
+        "groups": COUNT,
+        "public_users": COUNT,
+        "private_users": COUNT,
+        # After the reveal only: how many teams got a private rank inside their interval.
+        "covered": _nullable(COUNT),
+        "rows": {
+            "type": "array",
+            "items": _object(
+                {
+                    "team": TEXT,
+                    "public_rank": PLACE,
+                    "rank_low": PLACE,
+                    "rank_high": PLACE,
+                    "rank_median": PLACE,
+                    "score_low": _nullable(NUMBER),
+                    "score_high": _nullable(NUMBER),
+                    "private_rank": PLACE,
+                    "inside": {"type": "boolean"},
+                },
+                required=["team", "public_rank", "rank_low", "rank_high", "rank_median"],
+            ),
+        },
     }
 )
 
@@ -201,6 +236,8 @@ BOARDS = {
         "type": "array",
         "items": _object({"team": TEXT, "rejected": COUNT, "failed": COUNT}),
     },
+    # With --forecast only.
+    "forecast": FORECAST,
 }
 
 #: Rules a success holds beyond its keys, by command.
@@ -236,8 +273,9 @@ SUCCESS: dict[str, dict[str, Any]] = {
 }
 
 #: Keys a successful output may lack: the private board exists in the final phase only; a
-#: run's output holds submissions and failures (organiser) or teams (public).
-OPTIONAL = {"private", "submissions", "failures", "teams"}
+#: run's output holds submissions and failures (organiser) or teams (public); the forecast is
+#: there when asked.
+OPTIONAL = {"private", "submissions", "failures", "teams", "forecast"}
 
 
 def build(command: str) -> dict[str, Any]:

@@ -17,10 +17,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from scorer.leaderboard.boards import iso
 from scorer.leaderboard.literal import shown
 from scorer.leaderboard.names import escaped
 from scorer.leaderboard.page import document
+from scorer.leaderboard.stale import iso
 from scorer.serve import session
 from scorer.serve.front import shown_time
 from scorer.serve.pages import login_page

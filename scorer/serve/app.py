@@ -24,15 +24,20 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scorer.errors import ScorerError
-from scorer.leaderboard.boards import Phase, iso
+from scorer.leaderboard.boards import Phase
+from scorer.leaderboard.stale import iso
 from scorer.serve import site
 from scorer.serve.front import error_page
 from scorer.serve.intake import ident, json_body, take
+from scorer.serve.reveal import NotRevealed, revealed, solution_dict
 from scorer.serve.server import ServeError, Server, closed_for
 from scorer.serve.session import bearer
 from scorer.serve.sqlcore import StoreUnavailable
 from scorer.serve.store import Entry, PickError, Quota, utc
 from scorer.serve.uploads import UploadError
+
+#: The folder of the server's own (its scratch, with PostgreSQL) where the revealed files go.
+REVEALED = "revealed"
 
 
 def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
@@ -120,6 +125,14 @@ def api(server: Server) -> list[Route]:
         shown = await call(server.boards, Phase(phase))
         return Response(shown.json, media_type="application/json")
 
+    async def solution(request: Request) -> Response:
+        """The solution and the salt of its commitment, once revealed (`serve.reveal`)."""
+        return JSONResponse(await call(solution_dict, server.store, server.folder / REVEALED))
+
+    async def solution_csv(request: Request) -> Response:
+        path, _ = await call(revealed, server.store, server.folder / REVEALED)
+        return FileResponse(path, media_type="text/csv; charset=utf-8", filename=site.SOLUTION)
+
     async def add_team(request: Request) -> Response:
         await call(server.admin, bearer(request))
         body = await json_body(request)
@@ -162,6 +175,10 @@ def api(server: Server) -> list[Route]:
         await call(server.admin, bearer(request))
         return JSONResponse(await call(server.status))
 
+    async def forecast(request: Request) -> Response:
+        await call(server.admin, bearer(request))
+        return JSONResponse(await call(server.forecast))
+
     return [
         Route("/competition", competition),
         Route("/targets", targets),
@@ -171,11 +188,14 @@ def api(server: Server) -> list[Route]:
         Route("/submissions/{id}", one),
         Route("/picks", picks, methods=["PUT"]),
         Route("/leaderboard", leaderboard),
+        Route("/solution", solution),
+        Route("/solution.csv", solution_csv),
         Route("/admin/teams", add_team, methods=["POST"]),
         Route("/admin/reveal", reveal, methods=["POST"]),
         Route("/admin/submissions", all_submissions),
         Route("/admin/audit", audit),
         Route("/admin/status", status),
+        Route("/admin/forecast", forecast),
         Route("/admin/settings", settings, methods=["GET", "PATCH"]),
     ]
 
@@ -197,6 +217,8 @@ def refusal(request: Request, exc: Exception) -> Response:
         if exc.status == 503:  # nothing is wrong with the request: the same one, soon
             answered.headers["Retry-After"] = "5"
         return answered
+    if isinstance(exc, NotRevealed):
+        return error(403, "not_revealed", str(exc))
     if isinstance(exc, UploadError):
         return error(exc.status, exc.code, exc.message)
     if isinstance(exc, PickError):
@@ -295,6 +317,7 @@ def build(folder: Path, server: Server | None = None, *, start: bool = True) -> 
                 ScorerError,
                 ClientDisconnect,
                 StoreUnavailable,
+                NotRevealed,
                 Exception,
             )
         },

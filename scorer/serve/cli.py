@@ -136,12 +136,18 @@ def init(
             description=description,
         )
         settings = site.settings_of(folder)
+        (made,) = site.store_of(folder).commitments()
     stage = config.stage_of(settings, dt.datetime.now(dt.UTC), revealed=False)
     if as_json:
         understood = config.as_dict(settings, stage, notes=notes)
-        typer.echo(json.dumps({"status": "ok", "admin_token": token, **understood}))
+        answer = {"admin_token": token, "commitment": made.to_dict(), **understood}
+        typer.echo(json.dumps({"status": "ok", **answer}))
     else:
         typer.echo(f"Made {folder}. Admin token, shown this once (keep it secret): {token}")
+        typer.echo(
+            f"Commitment to the solution, published from now on: {made.hash} (its salt is "
+            "kept hidden until the reveal, which publishes both)"
+        )
         _print_settings(settings, stage, notes)
 
 
@@ -273,18 +279,26 @@ def export(
     as_json: AsJson = False,
 ) -> None:
     """Write the server's submissions as a leaderboard log (OUT/manifest.csv and the files):
-    `scorer leaderboard score` on it gives the server's boards."""
-    from scorer.serve.export import MANIFEST
+    `scorer leaderboard score` on it gives the server's boards. With them, the commitments
+    (commitment.json) and, after the reveal, the final board as published for this log
+    (board.json), which `scorer verify` checks."""
     from scorer.serve.export import export as write
+    from scorer.verify import MANIFEST
 
     with guarded("serve export", as_json), organiser_home(folder, db) as home:
-        count = write(home, out)
+        done = write(home, out)
     if as_json:
-        typer.echo(
-            json.dumps({"status": "ok", "submissions": count, "manifest": str(out / MANIFEST)})
-        )
+        fields = {"submissions": done.submissions, "manifest": str(out / MANIFEST)}
+        typer.echo(json.dumps({"status": "ok", **fields, "board": done.board}))
+        return
+    wrote = f"Wrote {done.submissions} submissions and {out / MANIFEST}"
+    if done.board:
+        typer.echo(f"{wrote}, the final board and the commitments, for `scorer verify`")
     else:
-        typer.echo(f"Wrote {count} submissions and {out / MANIFEST}")
+        typer.echo(
+            f"{wrote} and the commitments; no final board yet (it is published after the "
+            "reveal, for the latest verdicts: export again then, for `scorer verify`)"
+        )
 
 
 def submit(

@@ -24,6 +24,7 @@ from scorer.serve import session
 from scorer.serve.front import ZIP, Download, description_html, format_items, shown_time
 from scorer.serve.intake import ident, small_body, take
 from scorer.serve.notes import MAX_DESCRIPTION_CHARS
+from scorer.serve.reveal import commitment_html
 from scorer.serve.server import ServeError, Server
 from scorer.serve.store import FINAL, Entry, PickError, Team, utc
 from scorer.serve.uploads import UploadError
@@ -129,6 +130,7 @@ def competition_page(server: Server) -> str:
         "</ul></section>",
         *upload_forms(server, now),
         shown.html,
+        *commitment_html(server.store),
     ]
     return document(f"{heading} ({phase} phase)", body, _STYLE)
 

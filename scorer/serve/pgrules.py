@@ -162,6 +162,9 @@ BEGIN
     GET DIAGNOSTICS made = ROW_COUNT;
     IF made = 1 THEN
         INSERT INTO audit (at, event, detail) VALUES (at, 'reveal', '{}');
+        -- the solution and its commitment's salt, published where a web role reads them
+        INSERT INTO files SELECT 'revealed/' || h.name, h.seq, h.data FROM hidden h
+            WHERE h.name IN ('solution.csv', 'salt');
     END IF;
     RETURN (SELECT value FROM state WHERE key = 'revealed_at');
 END $$;
@@ -257,4 +260,16 @@ REPLACED = {"add_team(TEXT, TEXT)": "add_team(TEXT, TEXT, TEXT)"}
 #: Executable by the owner alone until granted (PostgreSQL lets everyone run a new function).
 REVOKED = "\n".join(
     f"REVOKE ALL ON FUNCTION {f} FROM PUBLIC;" for f in (*WEB_FUNCTIONS, "scorer_now()")
+)
+
+#: What a web role (`postgres.PostgresStore.share(web_role=)`) may do, table by table: serve,
+#: accept uploads, count limits, refusals and picks, reveal, read the published boards and
+#: what a team is told of its verdicts. Not a line of `hidden`, where the solution and the
+#: salt are (it reads them once `reveal` copies them to `files`), nor of `per_user`, nor a
+#: private score: before the reveal nothing it reads tells a user's split.
+WEB_GRANTS = (
+    ("SELECT", "teams, submissions, picks, state, audit, refusals, boards"),
+    ("SELECT (submission, status, public, error)", "verdicts"),
+    ("SELECT, INSERT", "files"),  # the shared files, and an upload's chunks (row security)
+    *(("EXECUTE", f"FUNCTION {function}") for function in WEB_FUNCTIONS),
 )

@@ -28,8 +28,9 @@ import psycopg
 from psycopg.sql import SQL, Identifier
 
 from scorer.leaderboard.names import same_team
-from scorer.serve.pgrules import FUNCTIONS, REPLACED, REVOKED, WEB_FUNCTIONS
+from scorer.serve.pgrules import FUNCTIONS, REPLACED, REVOKED, WEB_GRANTS
 from scorer.serve.sql import SqlStore
+from scorer.serve.sqlcommit import revealable
 from scorer.serve.sqlcore import Connection, Cursor, NotAllowed, StoreUnavailable
 from scorer.serve.store import Limits, Received, Team, picks_refused, tables, upload_name, utc
 
@@ -61,17 +62,6 @@ CREATE TABLE IF NOT EXISTS hidden (
 #: Every table, made together: a database that has them all is not asked to make them again
 #: (a web role may not create anything).
 TABLES = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA))
-
-#: What a web role (`share(web_role=)`) may do, table by table: serve, accept uploads, count
-#: limits, refusals and picks, reveal, read the published boards and what a team is told of
-#: its verdicts. Not a line of `hidden`, where the solution is, nor of `per_user`, nor a
-#: private score: before the reveal nothing it reads tells a user's split.
-WEB_GRANTS = (
-    ("SELECT", "teams, submissions, picks, state, audit, refusals, boards"),
-    ("SELECT (submission, status, public, error)", "verdicts"),
-    ("SELECT, INSERT", "files"),  # the shared files, and an upload's chunks (row security)
-    *(("EXECUTE", f"FUNCTION {function}") for function in WEB_FUNCTIONS),
-)
 
 T = TypeVar("T")
 
@@ -325,6 +315,16 @@ class PostgresStore(SqlStore):
         if found != sha256:
             raise Tampered(f"submission {submission}: its bytes are not those it was accepted with")
         return dest
+
+    def revealed_file(self, name: str, scratch: Path) -> Path | None:
+        """A copy in `scratch` of a file the reveal published to `files` (`pgrules.reveal`),
+        made once (a revealed file never changes), whole, then put in place at once."""
+        dest, whole = scratch / revealable(name), scratch / f".{name}.{secrets.token_hex(8)}"
+        scratch.mkdir(mode=0o700, exist_ok=True)
+        if not dest.is_file() and self.fetch(f"revealed/{name}", whole) is not None:
+            os.replace(whole, dest)
+        whole.unlink(missing_ok=True)
+        return dest if dest.is_file() else None
 
     def organiser(self) -> bool:
         """Whether this connection's role is the organiser's: one that may read the hidden

@@ -9,7 +9,7 @@ import secrets
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scorer.competition import Split
 from scorer.leaderboard.runs import KEPT_FAILURES, Saved
@@ -17,6 +17,9 @@ from scorer.leaderboard.schema import Status as Judged
 from scorer.leaderboard.store import Fingerprint
 from scorer.serve.sqlcore import Connection, SqlCore
 from scorer.serve.store import LEASE, ON_BOARD, Counted, Job
+
+if TYPE_CHECKING:
+    from scorer.commitment import Commitment
 
 #: A verdict's columns, as `_saved` reads them.
 _VERDICT = (
@@ -145,13 +148,18 @@ class Queue(SqlCore):
         row = self._read("SELECT value FROM state WHERE key = 'solution'").fetchone()
         return None if row is None else Solution(**json.loads(row[0]))
 
-    def rescore(self, new: Solution, name: str, source: Path) -> int:
+    def rescore(
+        self, new: Solution, name: str, source: Path, sealed: tuple[Commitment, Path] | None = None
+    ) -> int:
         """Make `new` the solution every verdict is judged against, in one transaction: its
         file (`source`) kept under `name` by a store that `HOLDS_FILES`, named in the state,
-        and every submission on the boards or being judged queued again, its verdict removed,
-        to be judged against it; how many. Audited with both solutions' sha256."""
+        its commitment and salt recorded (`sealed`), and every submission on the boards or
+        being judged queued again, its verdict removed, to be judged against it; how many.
+        Audited with both solutions' sha256."""
         with self._write() as db:
             self._keep_hidden(db, name, source)
+            if sealed is not None:
+                self._seal(db, *sealed)
             ids = [
                 int(i)
                 for (i,) in self._run(
@@ -181,10 +189,6 @@ class Queue(SqlCore):
             detail = {"was": new.was, "now": new.sha256, "rescored": len(ids)}
             self._log(db, datetime.fromisoformat(new.since), "solution", detail)
         return len(ids)
-
-    def _keep_hidden(self, db: Connection, name: str, source: Path) -> None:
-        """Keep the solution's bytes in the store, in place of the ones before, for the
-        workers of other machines (a store that `HOLDS_FILES`)."""
 
     def solution_into(self, path: Path) -> None:
         """Bring the solution the store names to `path`, where a worker reads it: a store

@@ -10,10 +10,12 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from scorer.commitment import NEW_SOLUTION, commit, counts_of, new_salt
 from scorer.contract import read_solution, read_targets
 from scorer.errors import UsageError
 from scorer.serve import site
 from scorer.serve.queue import Solution
+from scorer.version import __version__
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,9 @@ def replace(folder: Path, solution: Path, *, targets: Path | None = None) -> Rep
     """Make `solution` the hidden solution of the server in `folder`, running or not. It is
     checked first, as at `init`; its target users must be the server's, which participants
     were given and submitted for (`targets`, when given, must list them too). Every judged
-    submission is judged again against it, and the boards say so until they all are."""
+    submission is judged again against it, and the boards say so until they all are. A new
+    solution gets a new salt and a new commitment, added to the published history; after
+    the reveal, which publishes the solution, none is taken."""
     rules = site.rules_of(folder)
     truth = read_solution(solution, competition=rules)  # a broken solution: refused here
     given = set(read_targets(folder / site.TARGETS, competition=rules).to_list())
@@ -56,20 +60,32 @@ def replace(folder: Path, solution: Path, *, targets: Path | None = None) -> Rep
             "competition do not change (participants submitted for them)"
         )
     store, kept = site.store_of(folder), folder / site.SOLUTION
+    if store.revealed() is not None:
+        raise UsageError(
+            "the final board is revealed, and the solution with it: a solution replaced now "
+            "would not be the one participants check the board with"
+        )
     now = sha256_of(solution)
     named = store.solution()
     was = named.sha256 if named is not None else sha256_of(kept)
     whole = folder / f".{site.SOLUTION}.new"  # beside it: put in place at once
+    salt = folder / f".{site.SALT}.new"
     try:
         shutil.copyfile(solution, whole)
         os.chmod(whole, 0o600)
         rescored = 0
-        if now != was:
+        if now != was:  # a new solution: a new salt, a new commitment, in the same transaction
             since = store.clock().isoformat()
-            rescored = store.rescore(Solution(now, was, since), site.SOLUTION, whole)
+            site.write_salt(salt, new_salt())
+            split, made = counts_of(truth.users), salt.read_text(encoding="ascii")
+            sealed = commit(now, split, made, __version__, since, NEW_SOLUTION)
+            moved = Solution(now, was, since)
+            rescored = store.rescore(moved, site.SOLUTION, whole, (sealed, salt))
+            os.replace(salt, folder / site.SALT)
         # after the store names it: a worker that finds the file not yet the one named waits
         # for it, and a command cut short here is finished by running it again
         os.replace(whole, kept)
     finally:
         whole.unlink(missing_ok=True)
+        salt.unlink(missing_ok=True)
     return Replaced(was, now, rescored)

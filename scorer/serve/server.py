@@ -14,13 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from scorer.leaderboard.batch import Isolation
-from scorer.leaderboard.boards import Phase, iso
+from scorer.leaderboard.boards import Phase
 from scorer.leaderboard.page import boards_html
 from scorer.leaderboard.render import render
+from scorer.leaderboard.stale import iso
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, Judge, judge
 from scorer.serve import site, teams
-from scorer.serve.boards import empty
+from scorer.serve.boards import FORECAST, LADDER, empty, forecast_of, shown_to_teams
 from scorer.serve.log import logged
+from scorer.serve.reveal import commitment_dict
 from scorer.serve.settings import (
     FRESH,
     Schedule,
@@ -280,13 +282,19 @@ class Server:
     # a team's own
 
     def entries_of(self, team: Team) -> tuple[list[Entry], Quota]:
-        return self.store.entries(team.id), self.store.quota(team.id, utc())
+        return self.as_shown(self.store.entries(team.id)), self.store.quota(team.id, utc())
 
     def entry_of(self, team: Team, ident: int) -> Entry:
         entry = self.store.entry(ident)
         if entry is None or entry.team != team.name:  # another team's is not found either
             raise ServeError(404, "not_found", f"no submission {ident} of your team")
-        return entry
+        return self.as_shown([entry])[0]
+
+    def as_shown(self, entries: list[Entry]) -> list[Entry]:
+        """A team's submissions as it sees them: until the reveal, as `[board]` shows them."""
+        if self.phase() is Phase.FINAL:
+            return entries
+        return shown_to_teams(self.store, self.competition.board, entries)
 
     def pick(self, team: Team, ids: list[int]) -> list[int]:
         chosen = self.store.set_picks(team.id, ids)
@@ -321,6 +329,12 @@ class Server:
             return Shown(render(blank, "json"), "\n".join(boards_html(blank)))
         return Shown(found[1], found[2])
 
+    def forecast(self) -> dict[str, Any]:
+        found = forecast_of(self.store, self.phase())
+        if found is None:
+            raise ServeError(503, "building", "the forecast is being built; ask again in a minute")
+        return found
+
     def reveal(self) -> str:
         revealed = self.store.reveal()
         self.nudge()
@@ -340,6 +354,8 @@ class Server:
         change, at = self.store.last_change()
         phase = self.phase()
         boards: dict[str, int | None] = dict(self.store.versions())
+        forecast = boards.pop(FORECAST, None)  # published apart, and less often
+        boards.pop(LADDER, None)  # the public boards' companion, until the reveal
         if phase is Phase.FINAL:  # revealed, the final boards not yet built: not whole
             boards.setdefault(str(Phase.FINAL), None)
         return {
@@ -347,6 +363,7 @@ class Server:
             "last_change": change,
             "last_change_at": None if at is None else iso(at),
             "boards": boards,
+            "forecast": forecast,
             "phase": str(phase),
         }
 
@@ -372,6 +389,7 @@ class Server:
             "phase": str(self.phase()),
             **self.stage(utc()).to_dict(),
             "spec": rules.to_dict(),  # what `scorer submit` validates with
+            **commitment_dict(self.store),
         }
 
     def targets_bytes(self) -> bytes:

@@ -20,27 +20,32 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scorer.api import validate
+from scorer.commitment import commit, counts_of, file_sha256, new_salt
 from scorer.competition import LOST_ITEMS, Competition
 from scorer.contract import read_solution, read_targets
 from scorer.errors import SubmissionError, UsageError
 from scorer.platforms.common import placeholder_sample
 from scorer.serve.sql import SqlStore
+from scorer.serve.sqlcommit import REVEALED
 from scorer.serve.sqlcore import NotAllowed, StoreUnavailable
 from scorer.serve.sqlite import SqliteStore
 from scorer.serve.store import Limits
 from scorer.serve.tokens import digest, new_token
+from scorer.version import __version__
 
 if TYPE_CHECKING:
     from scorer.serve.postgres import PostgresStore
 
 #: The folder's files.
 SETTINGS, STORE, UPLOADS = "settings.json", "store.sqlite", "uploads"
-SOLUTION, TARGETS, COMPETITION = "solution.csv", "targets.csv", "competition.toml"
+TARGETS, COMPETITION = "targets.csv", "competition.toml"
+SOLUTION, SALT = REVEALED  # the hidden files, which the reveal publishes
 SAMPLE = "sample_submission.csv"
 
 #: The organiser's files a PostgreSQL store holds, for machines without the folder: those any
-#: of its machines reads, and those only workers read (`hidden`, which a web role may not).
-SHARED, HIDDEN = (TARGETS, COMPETITION, SAMPLE), (SOLUTION,)
+#: of its machines reads, and those only workers read (`hidden`, which a web role may not:
+#: the solution and the salt of its commitment, `scorer.commitment`).
+SHARED, HIDDEN = (TARGETS, COMPETITION, SAMPLE), (SOLUTION, SALT)
 
 #: The largest description an organiser gives (UTF-8 bytes): a page of text, not a file store.
 MAX_DESCRIPTION = 64 * 1024
@@ -135,6 +140,7 @@ def init(
     try:
         shutil.copyfile(solution, folder / SOLUTION)
         os.chmod(folder / SOLUTION, 0o600)
+        write_salt(folder / SALT, new_salt())  # kept as hidden as the solution
         if competition is not None:
             shutil.copyfile(competition, folder / COMPETITION)
         column = rules.columns.user
@@ -161,10 +167,22 @@ def init(
             store.put_settings({**stored, "db": None})
         if about is not None:  # in the store: every web process reads it, and it may change
             store.put_description(about)
+        salt, at = (folder / SALT).read_text(encoding="ascii"), store.clock().isoformat()
+        sealed = commit(
+            file_sha256(folder / SOLUTION), counts_of(truth.users), salt, __version__, at
+        )
+        store.add_commitment(sealed, folder / SALT)  # published from now on, the salt hidden
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     return token
+
+
+def write_salt(path: Path, salt: str) -> None:
+    """A commitment's salt, readable by the organiser only, as the solution is."""
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(handle, "w", encoding="ascii") as out:
+        out.write(salt)
 
 
 def read_description(path: Path) -> str:

@@ -20,6 +20,7 @@ from scorer.leaderboard.schema import Status as Judged
 from scorer.leaderboard.store import Record
 from scorer.serve.queue import Queue
 from scorer.serve.sqladmin import AdminReads
+from scorer.serve.sqlcommit import Commitments
 from scorer.serve.sqlcore import Connection, Cursor
 from scorer.serve.sqlsessions import Sessions
 from scorer.serve.sqlstate import StateStore
@@ -51,7 +52,7 @@ _ENTRY = (
 CHANGES = ("verdict", "picks", "reveal", "settings", "frozen", "solution")
 
 
-class SqlStore(Queue, TeamStore, Sessions, StateStore, AdminReads):
+class SqlStore(Queue, TeamStore, Sessions, StateStore, AdminReads, Commitments):
     """The store every part of a server asks (the web app, the worker, the commands): each
     method is one transaction."""
 

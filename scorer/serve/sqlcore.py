@@ -11,9 +11,12 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from scorer.serve.store import Limits, utc
+
+if TYPE_CHECKING:
+    from scorer.commitment import Commitment
 
 
 class Cursor(Protocol):
@@ -78,6 +81,14 @@ class SqlCore:
 
     def _keep(self, db: Connection, name: str, source: Path) -> None:
         """Store a file's bytes under `name`, in the transaction `db` (`HOLDS_FILES`)."""
+
+    def _keep_hidden(self, db: Connection, name: str, source: Path) -> None:
+        """Keep a hidden file's bytes (the solution, the salt) in the store, in place of the
+        ones before, for the workers of other machines (a store that `HOLDS_FILES`)."""
+
+    def _seal(self, db: Connection, made: Commitment, salt: Path) -> None:
+        """Record a commitment and keep its salt hidden (`sqlcommit.Commitments`)."""
+        raise NotImplementedError
 
     def _sql(self, sql: str) -> str:
         return sql

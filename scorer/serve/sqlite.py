@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 from scorer.serve.sql import SqlStore
+from scorer.serve.sqlcommit import revealable
 from scorer.serve.sqlcore import StoreUnavailable
 from scorer.serve.store import Limits, tables
 
@@ -93,3 +94,9 @@ class SqliteStore(SqlStore):
     def upload_file(self, submission: int, path: str, sha256: str, scratch: Path) -> Path:
         """An upload's file, where the server's folder keeps it (no copy)."""
         return self.path.parent / path
+
+    def revealed_file(self, name: str, scratch: Path) -> Path | None:
+        """A file the reveal publishes, in the server's folder beside the store (no copy);
+        None too when the folder has none (a salt, in a folder made before commitments)."""
+        kept = self.path.parent / revealable(name)
+        return None if self.revealed() is None or not kept.is_file() else kept

@@ -103,6 +103,25 @@ def test_score_ok_rejected_and_a_broken_solution(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    "solution",
+    [
+        "user_id,edition_id,Usage\n1,1001,Ignored\n2,2001,Ignored\n",  # no user scored
+        "user_id,edition_id\n1,1001\n2,2001\n",  # no public or private split
+    ],
+    ids=["every user ignored", "no split"],
+)
+def test_a_mean_over_no_users_is_null_in_the_schema_too(solution: str, tmp_path: Path) -> None:
+    """A split that scores no user has null for its mean and for its entry of `metrics`
+    (task.md, "No user scored"): the schema takes both."""
+    (tmp_path / "solution.csv").write_text(solution)
+    rows = [f"{user},{1000 * user + rank},{rank}" for user in (1, 2) for rank in range(1, 21)]
+    (tmp_path / "submission.csv").write_text("user_id,edition_id,rank\n" + "\n".join(rows))
+    args = ["score", tmp_path / "submission.csv", "--solution", tmp_path / "solution.csv"]
+    data = checked("score", [*args, "--json"], 0)
+    assert (data["public"], data["metrics"]["public"]) == (None, None)
+
+
+@pytest.mark.parametrize(
     ("args", "command"),
     [
         (["score", "x.csv", "--json"], "score"),  # a missing --solution

@@ -167,6 +167,9 @@ def test_matches_tolerates_temporary_folders_and_the_last_bits_only() -> None:
     )
     assert not matches("wrote s.prepared in 0.02 s", "wrote t.prepared in 0.02 s")
     assert not matches("1,000 users in 0.02 s, 3 pairs", "1,000 users in 0.03 s, 3 pairs")
+    # a commitment's hash is new on every run; a file's sha256 is not
+    assert matches(f"(commitment {'a' * 64})", f"(commitment {'b' * 64})")
+    assert not matches(f"(sha256 {'a' * 64})", f"(sha256 {'b' * 64})")
     assert [expected_status(s) for s in ("Error: submission rejected: …", "Error: x", "ok")] == [
         1,
         2,

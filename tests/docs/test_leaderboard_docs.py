@@ -11,7 +11,8 @@ from support.doctools import console_commands
 from support.leaderboards import broken_folder, broken_manifest
 from support.paths import ROOT
 
-from scorer.leaderboard.confidence import ALPHA, LEVEL, RESAMPLES, SEED
+from scorer.board import BoardRules
+from scorer.leaderboard.confidence import LEVEL, RESAMPLES, SEED
 from scorer.leaderboard.manifest import MAX_SELECTED, SELECTION_FILE, ManifestError, read_log
 
 TASK = ROOT / "task.md"
@@ -48,7 +49,9 @@ def test_the_method_states_every_rule_and_constant() -> None:
     for fact in (
         f"{RESAMPLES:,}",
         f"{LEVEL:.0%}",
-        f"{ALPHA}",
+        f"alpha = {BoardRules().alpha}",
+        f"tie_margin = {BoardRules().tie_margin}",
+        f'correction = "{BoardRules().correction}"',
         f"seed {SEED}",
         f"at most {MAX_SELECTED}",
         SELECTION_FILE,

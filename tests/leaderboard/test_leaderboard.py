@@ -22,7 +22,6 @@ from scorer.errors import MAX_EXAMPLES, Failure, HostError, Report, UsageError, 
 from scorer.leaderboard import batch, worker
 from scorer.leaderboard import truth as judged_against
 from scorer.leaderboard.boards import Phase, Pick, load
-from scorer.leaderboard.confidence import RESAMPLES
 from scorer.leaderboard.demo import make_demo
 from scorer.leaderboard.manifest import ManifestError, read_log
 from scorer.leaderboard.render import FORMATS, render
@@ -383,14 +382,23 @@ def test_a_stored_rejection_reads_back_as_its_report(world: Path) -> None:
     assert error_text(None) == ""
 
 
-def test_statistical_ties_are_flagged(world: Path) -> None:
-    rows = {row.team: row for row in load(world / "board.db").public.rows}
-    assert rows["bravo"].p_next == 1 / (RESAMPLES + 1)  # far above alpha: never reached
-    assert not rows["bravo"].tie_next
-    assert rows["alpha"].p_next == 1.0 and rows["alpha"].tie_next  # the same file as charlie
+def test_tiers_split_the_board_where_the_tests_and_the_margin_say(world: Path) -> None:
+    board = load(world / "board.db").public
+    rows = {row.team: row for row in board.rows}
+    order = [row.team for row in board.rows]
+    below = {team: board.rows[i + 1] for i, team in enumerate(order[:-1])}
+    assert rows["bravo"].p_adjusted is not None and rows["bravo"].p_adjusted < 0.05
+    assert below["bravo"].tier == rows["bravo"].tier + 1  # far above the next: a new tier
+    assert rows["alpha"].p_next == 1.0  # the same file as charlie: one tier
+    assert below["alpha"].tier == rows["alpha"].tier
     assert rows["golf"].score != rows["foxtrot"].score
-    assert rows["golf"].tie_next  # a few users apart: noise, and flagged as such
-    assert rows["echo"].p_next is None and not rows["echo"].tie_next  # last row
+    assert rows["golf"].tier == rows["foxtrot"].tier  # a few users apart: noise, one tier
+    assert rows["echo"].p_next is None and rows["echo"].p_adjusted is None  # last row
+    assert [row.tier for row in board.rows] == sorted(row.tier for row in board.rows)
+    for row, after in zip(board.rows, board.rows[1:], strict=False):
+        assert row.p_adjusted is not None and row.p_next is not None
+        assert row.p_adjusted >= row.p_next
+        assert after.tier - row.tier in (0, 1)
     for row in rows.values():
         assert row.low is not None and row.high is not None
         assert row.low <= row.score <= row.high
@@ -446,7 +454,7 @@ def test_public_phase_json_and_csv_have_no_private_fields(world: Path) -> None:
     assert "submission" not in data["public"]["rows"][0]  # a public output names no file
     header = render(load(world / "board.db"), "csv").splitlines()[0]
     assert header == (
-        '"board","rank","team","score","low","high","p_next","tie_next","submitted_at",'
+        '"board","rank","team","score","low","high","p_next","p_adjusted","tier","submitted_at",'
         '"entries","neutralised"'
     )
     final = json.loads(render(load(world / "board.db", Phase.FINAL), "json"))
@@ -460,8 +468,8 @@ def test_html_page_is_self_contained_and_shows_both_boards(world: Path) -> None:
     assert html.startswith("<!DOCTYPE html>")
     assert '<section id="public">' in html and '<section id="private">' in html
     assert html.count("<svg") == len(boards.public.rows) + len(boards.private.rows)
-    assert html.count('<tr class="tie">') == sum(
-        row.tie_next for board in (boards.public, boards.private) for row in board.rows
+    assert html.count('<tr class="shaded">') == sum(
+        row.tier % 2 == 0 for board in (boards.public, boards.private) for row in board.rows
     )
     for row in boards.private.rows:
         assert f'<td class="team"><bdi>{row.team}</bdi></td>' in html

@@ -116,7 +116,7 @@ def test_the_page_fits_and_shows_every_name_as_text(
     assert all(left >= 0 and right <= window[0] and width > 0 for left, right, width in charts)
     assert found["teams"] == teams  # every name as text, in board order
     assert set(found["tags"]) <= PAGE_TAGS and found["handlers"] == 0
-    assert found["legendShown"] and "Shaded row: a statistical tie" in found["legend"]
+    assert found["legendShown"] and "Tiers: every other tier is shaded" in found["legend"]
 
 
 def test_the_screenshot_is_the_whole_page(

@@ -33,6 +33,7 @@ import scorer
 from scorer import Competition, Metric, SubmissionError
 from scorer.competition import LOST_ITEMS, EmptyUsers, IdKind, Ids, Rows
 from scorer.platforms import kaggle, kaggle_metric, kit
+from scorer.read.cells import MAX_TEXT_ID
 
 #: What Kaggle's image has besides the standard library (the metric may import nothing else).
 KAGGLE_IMPORTS = {"numpy", "pandas"}
@@ -355,6 +356,36 @@ def test_hm_kaggle_ids_read_as_numbers_on_one_side_score_as_scorer(tmp_path: Pat
         rows = solution[solution["Usage"] == usage].drop(columns="Usage").reset_index(drop=True)
         part = frame[frame[user].isin(rows[user])].reset_index(drop=True)
         assert metric.score(rows, part, user) == value
+
+
+#: Long lists of long ids: k = 100 text ids a user.
+WIDE = Competition(k=100, rows=Rows.AT_MOST, ids=Ids(user=IdKind.TEXT, item=IdKind.TEXT))
+
+
+@pytest.mark.parametrize("id_bytes", [41, MAX_TEXT_ID])
+def test_a_list_of_100_long_ids_scores_as_scorer(tmp_path: Path, id_bytes: int) -> None:
+    """k = 100 ids of 41 bytes or more make a list cell past 4,096 bytes; the file is valid
+    (`scorer score` takes it: its line cap comes from k and the id kinds), so the metric
+    takes it too."""
+    items = [f"i{n:0{id_bytes - 1}d}" for n in range(200)]
+    long = f"user_id,edition_id,stage\nu1,{items[0]},public\nu2,{items[150]},private\n"
+    wide = f"user_id,edition_ids\nu1,{' '.join(items[:100])}\nu2,{' '.join(items[100:])}\n"
+    (tmp_path / "solution.csv").write_text(long, encoding="utf-8")
+    (tmp_path / "submission.csv").write_text(wide, encoding="utf-8")
+    expected = scorer.score(
+        tmp_path / "submission.csv", tmp_path / "solution.csv", competition=WIDE
+    )
+    assert (expected.public, expected.private) == (1.0, 1 / math.log2(52))  # ranks 1 and 51
+    metric = metric_for(WIDE, tmp_path)
+    solution = as_kaggle_reads(
+        kaggle.kaggle_solution(pl.read_csv(long.encode(), infer_schema=False), WIDE).write_csv()
+    )
+    frame = as_kaggle_reads(wide)
+    assert frame["edition_ids"].str.len().min() > 4096
+    for usage, value in (("Public", expected.public), ("Private", expected.private)):
+        rows = solution[solution["Usage"] == usage].drop(columns="Usage").reset_index(drop=True)
+        part = frame[frame["user_id"].isin(rows["user_id"])].reset_index(drop=True)
+        assert metric.score(rows, part, "user_id") == value
 
 
 #: Text ids of one digit string with leading zeros: users 01, 02, 03; user 01 and 02 each

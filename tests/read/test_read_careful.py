@@ -6,7 +6,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from support.submissions import text
 
@@ -62,6 +62,8 @@ def _read_as_table(path: Path, careful: bool = False) -> object:
     end=st.sampled_from(["\n", "\r\n"]),
     last=st.booleans(),
 )
+# polars reads an empty field that ends the text as no field: '7,7,7,' at the end, 3 fields
+@example(lines=["7,7,7", "7,7,7,"], end="\n", last=False)
 def test_the_careful_reader_splits_lines_alike_in_rust_and_line_by_line(
     lines: list[str], end: str, last: bool
 ) -> None:
@@ -129,3 +131,21 @@ def test_a_few_cells_polars_cannot_read_are_judged_as_the_careful_reader_judges_
         holes = bool(blank) or bool(dresses - {"+{}"})  # every other dress is a hole
         patched = [call for call in split.call_args_list if call.kwargs.get("only") is not None]
         assert bool(patched) == holes  # ... with its few holes judged as text
+
+
+def test_a_last_line_that_ends_in_a_comma_has_four_fields_in_every_reader(
+    tmp_path: Path,
+) -> None:
+    """polars reads '1,100,1,' at the very end of a file (no line end after it) as three
+    fields; the contract says four, as it does for the same line anywhere else."""
+    rows = [f"1,{100 + i},{1 + i}" for i in range(20)]
+    path = tmp_path / "comma.csv"
+    path.write_bytes(("user_id,edition_id,rank\n" + "\n".join(rows) + ",").encode())
+    fast, careful = _read_as_table(path), _read_as_table(path, careful=True)
+    assert fast == careful
+    assert isinstance(fast, tuple)
+    (problem,) = fast[1]["problems"]
+    assert problem["code"] == "field_count"
+    assert problem["examples"][0]["message"] == (
+        "line 21: found 4 fields, expected 3 (user_id,edition_id,rank): '1,119,20,'"
+    )

@@ -7,6 +7,7 @@ import json
 import math
 import random
 import tempfile
+import tomllib
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from typer.testing import CliRunner
 
 import scorer
 from scorer import LOST_ITEMS, Competition, SubmissionError
+from scorer.board import BoardRules, Correction, Ladder
 from scorer.cli import app
 from scorer.competition import (
     ITEM,
@@ -94,6 +96,20 @@ def test_the_empty_user_rule_is_part_of_the_fingerprint() -> None:
     assert scorer.NoLost is EmptyUsers  # the former name: one enum, not two
 
 
+def test_the_board_table_reads_back_and_changes_no_key_of_a_spec_without_it() -> None:
+    """`[board]` says how boards show scores: written only when not the default, so a spec
+    and the verdicts' key of a competition made before it are unchanged."""
+    assert LOST_ITEMS.board == BoardRules() and "board" not in LOST_ITEMS.to_dict()
+    assert "[board]" not in LOST_ITEMS.to_toml()
+    text = "[board]\npublic_digits = 3\nladder = 'parameter-free'\ntie_margin = 0\n"
+    rules = Competition.of(tomllib.loads(text))
+    assert rules.board == BoardRules(tie_margin=0.0, public_digits=3, ladder=Ladder.PARAMETER_FREE)
+    assert rules.board.correction is Correction.HOLM and rules.board.alpha == 0.05
+    assert Competition.of(tomllib.loads(rules.to_toml())) == rules
+    assert Competition.of(json.loads(rules.fingerprint())["competition"]) == rules
+    assert rules.fingerprint() != Competition.of({}).fingerprint()
+
+
 @pytest.mark.parametrize(
     ("text", "named"),
     [
@@ -113,6 +129,19 @@ def test_the_empty_user_rule_is_part_of_the_fingerprint() -> None:
         ("[columns]\nuser = 'ndcg'\n", "column name 'ndcg' is the scorer's own"),
         ("[columns]\nitem = 'a,b'\n", "column name 'a,b'"),
         ("[splits]\ncolumns = []\n", "splits.columns = []; expected a list of names"),
+        ("board = 1\n", "[board] must be a table"),
+        ("[board]\ndigits = 2\n", "unknown key 'board.digits'; expected one of board.alpha"),
+        ("[board]\nalpha = true\n", "board.alpha = True; expected a number in (0, 1)"),
+        ("[board]\nalpha = 1\n", "board.alpha = 1; expected a number in (0, 1)"),
+        ("[board]\ntie_margin = -0.1\n", "board.tie_margin = -0.1; expected a number in [0, 1)"),
+        ("[board]\ntie_margin = nan\n", "board.tie_margin = nan; expected a number in [0, 1)"),
+        ("[board]\npublic_digits = 16\n", "board.public_digits = 16; expected an integer 0..15"),
+        ("[board]\npublic_digits = 2.0\n", "board.public_digits = 2.0; expected an integer"),
+        (
+            "[board]\nladder = 'on'\n",
+            "board.ladder = 'on'; expected one of 'off', 'parameter-free'",
+        ),
+        ("[board]\ncorrection = 'bonferroni'\n", "expected one of 'holm', 'bh'"),
         ("k = \n", "not valid TOML"),
     ],
 )

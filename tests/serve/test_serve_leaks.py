@@ -17,6 +17,7 @@ from support.serve_live import BROKEN, POPULAR, SAMPLE, SOLUTION, Live
 
 from scorer.api import score
 from scorer.serve.app import build
+from scorer.serve.rescore import sha256_of
 
 #: A team name made to be markup, a link and a formula: it must stay text everywhere.
 HOSTILE = '<img src=x onerror=alert(1)>=HYPERLINK("https://evil.example")'
@@ -73,12 +74,15 @@ def crawl(live: Live) -> tuple[dict[str, str], set[str]]:
                 ("/sample", {}),
                 ("/leaderboard", {}),
                 ("/leaderboard", {"phase": "final"}),
+                ("/solution", {}),
+                ("/solution.csv", {}),
                 ("/submissions", {}),
                 ("/admin/submissions", {}),
                 ("/admin/audit", {}),
                 ("/admin/status", {}),
                 ("/admin/settings", {}),
                 ("/admin/overview", {}),
+                ("/admin/forecast", {}),
             ]:
                 keep(who, f"/api/v1{route}", api.get(route, params=params))
             for ident in range(1, 6):
@@ -125,6 +129,8 @@ def test_before_the_reveal_no_route_shows_a_private_figure(live: Live) -> None:
     private = [score(path, SOLUTION).private for path in (SAMPLE, POPULAR)]
     public = [score(path, SOLUTION).public for path in (SAMPLE, POPULAR)]
     secrets = [f for value in private for f in forms(value) if f not in map(str, public)]
+    # nor the salt of the commitment, nor the solution's sha256, which the reveal publishes
+    secrets += [(live.folder / "salt").read_text(), sha256_of(SOLUTION)]
     seen, visited = crawl(live)
     assert visited == routes()
     for where, text in seen.items():
@@ -150,3 +156,5 @@ def test_after_the_reveal_the_same_crawl_finds_the_private_scores(live: Live) ->
     best = max(score(path, SOLUTION).private for path in (SAMPLE, POPULAR))
     assert re.search(re.escape(repr(best)), board)
     assert f"{best:.6f}" in seen[f"anonymous GET {live.url}/"]  # the page shows both boards
+    # and the solution and the salt of the commitment, to anyone
+    assert (live.folder / "salt").read_text() in seen[f"anonymous GET {live.url}/api/v1/solution"]

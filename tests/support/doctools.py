@@ -47,6 +47,9 @@ NUMBER = re.compile(r"\d+\.\d{7,}(?:e-?\d+)?")
 MKTEMP = re.compile(r"/tmp/tmp\.[A-Za-z0-9]{6,}")
 #: A token `scorer serve` shows once (32 random bytes, URL-safe), another on every run.
 TOKEN = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])")
+#: A commitment to a solution (`scorer serve init`, `scorer verify`): its salt is new on every
+#: run, and so is the hash.
+COMMITMENT = re.compile(r"(?<=commitment )[0-9a-f]{64}|(?<=published from now on: )[0-9a-f]{64}")
 #: A moment a server stamps (a submission's time, its UTC day), another on every run.
 MOMENT = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|\+00:00)?")
 #: A duration a command reports (`wrote FILE in 0.02 s`), another on every run.
@@ -162,19 +165,29 @@ def expected_status(output: str) -> int:
 JSON_STATUS = {"ok": 0, "rejected": 1, "error": 2, "interrupted": 130}
 
 
+#: What `matches` writes in place of what changes on every run, in this order.
+CHANGING = (
+    (COMMITMENT, "HASH"),
+    (MKTEMP, "/tmp/tmp.XXXXXXXXXX"),
+    (DURATION, "in # s"),
+    (TOKEN, "TOKEN"),
+    (MOMENT, "MOMENT"),
+)
+
+
+def _steady(text: str) -> str:
+    for pattern, stand_in in CHANGING:
+        text = pattern.sub(stand_in, text)
+    return text
+
+
 def matches(output: str, expected: str) -> bool:
     """Equal text, except that a folder made by `mktemp -d` has another name on every run, so
-    does a duration at the end of a line (`in 0.02 s`), a token `scorer serve` shows and a
-    moment a server stamps, and numbers printed with every digit may differ in the last bits
-    (by at most 1e-12): a change in a summation order of the core is not a change in the
-    document."""
-    output, expected = (
-        MOMENT.sub(
-            "MOMENT",
-            TOKEN.sub("TOKEN", DURATION.sub("in # s", MKTEMP.sub("/tmp/tmp.XXXXXXXXXX", s))),
-        )
-        for s in (output, expected)
-    )
+    does a duration at the end of a line (`in 0.02 s`), a token `scorer serve` shows, a
+    commitment's hash and a moment a server stamps, and numbers printed with every digit may
+    differ in the last bits (by at most 1e-12): a change in a summation order of the core is
+    not a change in the document."""
+    output, expected = (_steady(s) for s in (output, expected))
     if output == expected:
         return True
     if NUMBER.sub("#", output) != NUMBER.sub("#", expected):

@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scorer.version",),
     ("scorer.errors",),
     ("scorer.envelope", "scorer.metrics"),
+    ("scorer.board",),  # the spec's [board] table, held by the competition
     ("scorer.competition",),
     ("scorer.keys",),  # packs (user, item) keys: the spec names their columns
     ("scorer.read.*",),
@@ -34,7 +35,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scorer.prepared",),
     ("scorer.api",),
     ("scorer.shell",),
+    ("scorer.commitment",),  # a commitment to a solution: its file, its split, a salt
     ("scorer.leaderboard.*",),
+    ("scorer.verify",),  # checks a server's export with the engine, not with the server
     ("scorer.platforms.*",),
     ("scorer.serve.*",),
     ("scorer.schemas.*",),  # describes every command's output, the leaderboard's included
