@@ -131,9 +131,14 @@ def paired_p(values: np.ndarray) -> np.ndarray:
         return np.empty(0)
     if n < 2:
         return np.ones(teams - 1)
-    diffs = values[:, :-1] - values[:, 1:]
-    mean = diffs.mean(axis=0)
-    sd = diffs.std(axis=0, ddof=1)
+    means = values.mean(axis=0)
+    mean = means[:-1] - means[1:]  # mean(d), exactly 0 between identical columns
+    squares = np.zeros(teams - 1)
+    step = max(1, CHUNK_CELLS // teams)
+    for start in range(0, n, step):  # chunks of users: the differences never held whole
+        block = values[start : start + step]
+        squares += np.square(block[:, :-1] - block[:, 1:] - mean).sum(axis=0)
+    sd = np.sqrt(squares / (n - 1))
     p = np.ones(teams - 1)
     for i in range(teams - 1):  # one test a gap, never a loop over users
         if abs(mean[i]) <= TOLERANCE:
