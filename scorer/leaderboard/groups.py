@@ -26,18 +26,23 @@ def deal(users: int, groups: int, *, seed: int) -> np.ndarray:
 
 
 def group_sums(values: np.ndarray, labels: np.ndarray, groups: int) -> np.ndarray:
-    """Each group's sum of each column (groups x columns), a chunk of users at a time: the
-    chunk's rows sorted by group, then summed by runs."""
-    users, columns = values.shape
+    """Each group's sum of each column (groups x columns): the users sorted by group once,
+    then a run of whole groups at a time gathered (about CHUNK_CELLS cells) and summed by
+    group. Long runs of rows summed at once, not thousands of runs of three."""
+    columns = values.shape[1]
+    order = np.argsort(labels, kind="stable")
+    bounds = np.r_[0, np.cumsum(np.bincount(labels, minlength=groups))]
+    largest = int(np.diff(bounds).max(initial=1))
+    step = max(1, CHUNK_CELLS // max(columns * largest, 1))  # whole groups a chunk
     sums = np.zeros((groups, columns))
-    step = max(1, CHUNK_CELLS // max(columns, 1))
-    for start in range(0, users, step):  # chunks of users, the work within each in numpy
-        part = labels[start : start + step]
-        order = np.argsort(part, kind="stable")
-        ordered = part[order]
-        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-        block = values[start : start + step][order]
-        sums[ordered[starts]] += np.add.reduceat(block, starts, axis=0, dtype=np.float64)
+    for first in range(0, groups, step):  # chunks of groups, the work within each in numpy
+        last = min(first + step, groups)
+        rows = values[order[bounds[first] : bounds[last]]]
+        kept = np.diff(bounds[first : last + 1]) > 0  # an empty group sums to 0
+        starts = bounds[first:last][kept] - bounds[first]
+        if starts.size:
+            found = np.add.reduceat(rows, starts, axis=0, dtype=np.float64)
+            sums[np.arange(first, last)[kept]] = found
     return sums
 
 

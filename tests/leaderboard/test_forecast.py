@@ -508,3 +508,9 @@ def test_the_coverage_benchmark_runs_its_quick_size_and_writes_its_section(
     bench.put_section(trust, lines)
     text = trust.read_text(encoding="utf-8")
     assert text.startswith("# Trust\n\nabove\n") and text.count(bench.MARKERS[0]) == 1
+
+
+def test_a_group_without_users_sums_to_zero() -> None:
+    values = np.arange(12.0).reshape(6, 2)
+    sums = groups.group_sums(values, np.array([0, 2, 2, 4, 0, 4]), 6)
+    assert sums.tolist() == [[8, 10], [0, 0], [6, 8], [0, 0], [16, 18], [0, 0]]
