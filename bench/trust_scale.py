@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import resource
+import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +58,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="10,000 users; write nothing")
     args = parser.parse_args()
+    load = os.getloadavg()[0]
     public = 10_000 if args.quick else USERS // 2
     private = 10_000 if args.quick else USERS - USERS // 2
     rows, points = [], []
@@ -80,8 +84,20 @@ def main() -> None:
     at_target = slope * TARGET + intercept
     matrix = public * TARGET * 8 / 1024**3
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024**3
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         START,
+        "## Scale: tiers, intervals and the forecast at H&M's size",
+        "",
+        "Regenerate with `.venv/bin/python bench/trust_scale.py` from the repository root; what "
+        "it times is in its docstring.",
+        "",
+        f"- date: {when}; code: commit {commit}; {platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, numpy {np.__version__}; load average (1 min) at "
+        f"the start {load:.1f}",
         "",
         "| teams | users a board | both boards' intervals, tests, tiers | forecast | all "
         "| peak memory |",

@@ -514,3 +514,20 @@ def test_a_group_without_users_sums_to_zero() -> None:
     values = np.arange(12.0).reshape(6, 2)
     sums = groups.group_sums(values, np.array([0, 2, 2, 4, 0, 4]), 6)
     assert sums.tolist() == [[8, 10], [0, 0], [6, 8], [0, 0], [16, 18], [0, 0]]
+
+
+def test_the_scale_benchmark_runs_its_quick_size(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench/trust_scale.py --quick, in-process so that it cannot rot: its three sizes and the
+    extrapolation are printed, and nothing is written. No time is asserted."""
+    if str(ROOT / "bench") not in sys.path:
+        sys.path.insert(0, str(ROOT / "bench"))
+    bench = importlib.import_module("trust_scale")
+    monkeypatch.setattr(sys, "argv", ["trust_scale.py", "--quick"])
+    before = (ROOT / "bench" / "TRUST.md").read_text(encoding="utf-8")
+    bench.main()
+    printed = capsys.readouterr().out
+    assert [f"| {t:,} | 10,000 |" in printed for t in bench.TEAMS] == [True] * 3
+    assert "Extrapolated to 3,000 teams" in printed
+    assert (ROOT / "bench" / "TRUST.md").read_text(encoding="utf-8") == before
