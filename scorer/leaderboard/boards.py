@@ -97,14 +97,18 @@ class Board:
 
 @dataclass(frozen=True)
 class Unranked:
-    """A team with no scored submission: never ranked, listed with why."""
+    """A team with no score on the boards: never ranked, listed with why. `unscored`: its
+    submissions that were judged valid but hold no score for the board (no user of the split
+    was scored: every one ignored, or empty under `exclude`)."""
 
     team: str
     rejected: int
     failed: int
+    unscored: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"team": self.team, "rejected": self.rejected, "failed": self.failed}
+        data = {"team": self.team, "rejected": self.rejected, "failed": self.failed}
+        return data | ({"unscored": self.unscored} if self.unscored else {})
 
 
 @dataclass(frozen=True)
@@ -359,6 +363,7 @@ def _unranked(records: Sequence[Record], ranked: set[str]) -> tuple[Unranked, ..
             team=team,
             rejected=sum(1 for r in rows if r.status == Status.REJECTED),
             failed=sum(1 for r in rows if r.status == Status.FAILED),
+            unscored=sum(1 for r in rows if r.status == Status.SCORED),
         )
         for team, rows in sorted(teams.items())
     )

@@ -105,6 +105,8 @@ def notes(boards: Boards, team: Writer = shown, plain: Writer = same) -> list[st
             for n, what in ((entry.rejected, Status.REJECTED), (entry.failed, Status.FAILED))
             if n
         ]
+        if entry.unscored:
+            why.append(f"{entry.unscored} scored with no user to score")
         reason = ", ".join(why) or "no submission"
         lines.append(plain("Not ranked: ") + team(entry.team) + plain(f" ({reason})."))
     return lines

@@ -234,7 +234,10 @@ BOARDS = {
     "private": BOARD,
     "unranked": {
         "type": "array",
-        "items": _object({"team": TEXT, "rejected": COUNT, "failed": COUNT}),
+        "items": _object(
+            {"team": TEXT, "rejected": COUNT, "failed": COUNT, "unscored": COUNT},
+            required=["team", "rejected", "failed"],
+        ),
     },
     # With --forecast only.
     "forecast": FORECAST,

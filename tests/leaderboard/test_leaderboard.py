@@ -631,3 +631,35 @@ def test_show_writes_nothing(world: Path) -> None:
     before = db.read_bytes()
     load(db, Phase.FINAL)
     assert db.read_bytes() == before
+
+
+def test_a_team_whose_scored_submissions_hold_no_score_is_not_ranked_saying_why(
+    tmp_path: Path,
+) -> None:
+    """Every user ignored: each valid submission is scored, with no user to score (task.md,
+    "No user scored"), so no team is ranked. Each is listed with that count, not as having
+    made no submission."""
+    make_demo(tmp_path)
+    solution = pl.read_csv(tmp_path / "solution.csv")
+    solution.with_columns(stage=pl.lit("ignored")).write_csv(tmp_path / "solution.csv")
+    batch.score_log(
+        tmp_path / "manifest.csv",
+        tmp_path / "solution.csv",
+        tmp_path / "board.db",
+        isolation=batch.Isolation(workers=0),
+    )
+    boards = load(tmp_path / "board.db", Phase.FINAL)
+    assert boards.public.rows == () and boards.private is not None
+    with Store(tmp_path / "board.db", create=False) as store:
+        records = store.records()
+    scored = {r.team: 0 for r in records}
+    for r in records:
+        scored[r.team] += r.status == Status.SCORED
+    assert {u.team: u.unscored for u in boards.unranked} == scored
+    assert 0 in scored.values() and min(scored.values()) < max(scored.values())
+    text = render(boards, "table")
+    assert "Not ranked: golf (3 scored with no user to score)." in text
+    assert "Not ranked: delta (1 rejected)." in text  # nothing scored: no such count
+    unranked = json.loads(render(boards, "json"))["unranked"]
+    assert {"team": "golf", "rejected": 0, "failed": 0, "unscored": 3} in unranked
+    assert {"team": "delta", "rejected": 1, "failed": 0} in unranked
