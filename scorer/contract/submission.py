@@ -99,9 +99,11 @@ def _in_blocks(
     1..k, no pair repeated, and the users exactly the targets; None when the file is laid
     out otherwise or any rule fails, for the general path to judge. Each user's keys are
     sorted within its row, and rows by user, which sorts them all: no sort of the column.
-    `top`: the largest user id (`largest_user`)."""
+    Under `at_most` only a file of full lists is such a matrix (k rows for each of n users
+    are n * k rows); any other goes the general way. `top`: the largest user id
+    (`largest_user`)."""
     k, n = competition.k, targets.len()
-    if competition.rows is not Rows.EXACTLY or n == 0 or listed.height != n * k:
+    if n == 0 or listed.height != n * k:
         return None
     bits = competition.rank_bits
     if not rank_rides(top, bits):
