@@ -143,6 +143,12 @@ def per_user(ranked: pl.DataFrame, solution: Solution, no_lost: EmptyUsers) -> p
         users = users.filter(pl.col("n_relevant") > 0)
     relevant = pl.col("n_relevant")
     n_hits = pl.col("hits").fill_null(0)
+    # Users in order (the usual solution; text ids' codes always) and hits in user order
+    # (the join's rows, in pair order), each flagged so: the joins below then merge, some
+    # 15 times faster than hashing a million users.
+    if users.get_column(USER).is_sorted():
+        users = users.with_columns(pl.col(USER).set_sorted())
+    hits = hits.with_columns(pl.col(USER).set_sorted())
     return (
         users.join(hits, on=USER, how="left")
         .join(_idcg(solution), on=USER, how="left")
@@ -253,17 +259,16 @@ def _ordered_dcg(position: str, k: int) -> pl.Expr:
 def _idcg(solution: Solution) -> pl.DataFrame:
     """IDCG@K per user, added in position order exactly as DCG is, so a perfect ranking scores
     1.0 to the bit. Binary grades: the running sum of the discounts, looked up by the number of
-    lost pairs (at most k). Graded: each user's grades, highest first."""
+    lost pairs (at most k). Graded: each user's grades, highest first. The binary table's
+    users are flagged sorted when they are (the usual solution), for `per_user`'s join."""
     k = solution.competition.k
     if not solution.graded:
-        lookup = pl.DataFrame(
-            {"n": range(k + 1), "idcg": list(accumulate(discounts(k), initial=0.0))}
-        )
-        return (
-            solution.users.select(USER, pl.min_horizontal("n_relevant", pl.lit(k)).alias("n"))
-            .join(lookup, on="n", how="left")
-            .select(USER, "idcg")
-        )
+        n = pl.min_horizontal("n_relevant", pl.lit(k))
+        sums = list(accumulate(discounts(k), initial=0.0))
+        idcg = n.replace_strict(list(range(k + 1)), sums, return_dtype=pl.Float64)
+        ordered = solution.users.get_column(USER).is_sorted()
+        user = pl.col(USER).set_sorted() if ordered else pl.col(USER)
+        return solution.users.select(user, idcg.alias("idcg"))
     ideal = (
         solution.pairs.lazy()
         .select(USER, "grade")
