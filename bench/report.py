@@ -1,5 +1,5 @@
-"""bench/run.py's report: the targets of issues 16 and 22 from a record's figures, the Markdown of
-bench/RESULTS.md, and the README's performance block."""
+"""bench/run.py's report: the targets of issues 16, 22 and 35 from a record's figures, the
+Markdown of bench/RESULTS.md, and the README's performance block."""
 
 from __future__ import annotations
 
@@ -69,6 +69,11 @@ RATIOS = [
         *(M, "scorer_text", "scorer_csv", 1.5),
     ),
     Ratio(
+        "1M users, text ids (32-hex users, 10-digit editions): wall ≤ 1.3× the integer CSV run "
+        "(issue 35)",
+        *(M, "scorer_text", "scorer_csv", 1.3),
+    ),
+    Ratio(
         f"1M users, CSV: not slower, {SLOWER} (issue 22)", M, "scorer_csv", "before_csv", 1 + NOISE
     ),
     Ratio(f"100k users: not slower, {SLOWER}", "100000", "scorer_csv", "before_csv", 1 + NOISE),
@@ -121,7 +126,7 @@ def versus(table: dict[str, Any], a: str, b: str, measure: str = "wall") -> tupl
 
 
 def targets(runs: list[dict[str, Any]]) -> list[Target]:
-    """The targets of issues 16 and 22, each met or not, from the figures of one record's runs."""
+    """The targets of issues 16, 22 and 35, each met or not, from one record's runs' figures."""
     by_key = {key_of(r): {t["name"]: t for t in r["table"]} for r in runs}
     twins = [k for k in SIZES if "scorer_quoted" in by_key.get(k, {})] or [M]
     found = []
@@ -141,12 +146,25 @@ def targets(runs: list[dict[str, Any]]) -> list[Target]:
             parts["rss_mb"] <= BUDGET_MB if parts else None,
         ),
     )
+    found.insert(len(RATIOS) + 1, per_user_target(by_key))
     prepare = by_key.get(M, {}).get("prepare")
     if prepare:
         once = "1M users: `scorer prepare` the solution (once, before the timed runs; reported)"
         figure = f"{prepare['wall']:.2f} s, {prepare['rss_mb']:,.0f} MB"
         found.insert(4, Target(once, figure, None))
     return found
+
+
+def per_user_target(by_key: dict[str, dict[str, Any]]) -> Target:
+    """Issue 35's: 10M users in parts no slower per user than 1M users read whole (each run's
+    wall over its users, start-up included in both)."""
+    what = "10M users in parts: wall per user ≤ 1M users' (issue 35)"
+    big, one = by_key.get("10000000", {}).get("scorer_csv"), by_key.get(M, {}).get("scorer_csv")
+    if not (big and one):
+        return Target(what, "not measured", None)
+    ratio = (big["wall"] / 10_000_000) / (one["wall"] / 1_000_000)
+    figure = f"{big['wall']:.2f} s / 10M ÷ {one['wall']:.2f} s / 1M = {ratio:.2f}×"
+    return Target(what, figure, ratio <= 1 + NOISE)
 
 
 def targets_table(runs: list[dict[str, Any]]) -> list[str]:
@@ -265,18 +283,18 @@ def render(record: dict[str, Any]) -> str:
             "",
             "</details>",
         ]
-    out += ["", "## Targets (issues 16 and 22)", "", *targets_table(runs)]
+    out += ["", "## Targets (issues 16, 22 and 35)", "", *targets_table(runs)]
     return "\n".join(out) + "\n"
 
 
 def readme_block(record: dict[str, Any]) -> str:
-    """The README's performance table: the targets of issues 16 and 22, from a record."""
+    """The README's performance table: the targets of issues 16, 22 and 35, from a record."""
     info = record["info"]
     commit = info["code"].split(",")[0]  # "commit abc1234", without the sources' digest
     before = info.get("before", "not run").split(" = ")[0]  # "92c2901", not its full hash
     return "\n".join(
         [
-            "The targets of issues 16 and 22, from [`bench/RESULTS.md`](bench/RESULTS.md) "
+            "The targets of issues 16, 22 and 35, from [`bench/RESULTS.md`](bench/RESULTS.md) "
             f"({info['date']}, "
             f"{commit}; {info['cpu']}; medians, each command a fresh process; before: {before}):",
             "",

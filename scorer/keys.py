@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from scorer.competition import ITEM, RANK, USER
@@ -31,6 +32,31 @@ def pair_key(packed: bool) -> pl.Expr:
     return pl.struct(USER, ITEM).alias("pair")
 
 
+def packed_keys(frame: pl.DataFrame, rank_bits: int = 0) -> np.ndarray:
+    """The packed pair keys of a frame's rows (`pair_key(True)`), with the rank less 1 in the
+    `rank_bits` low bits when they are given (`ranked`), as one new array the caller may sort
+    in place. Written chunk by chunk from numpy views of the read columns: one allocation and
+    a few passes over it, where a polars expression and its copy to numpy make two of each.
+    The ids must fit (`packable`, `rank_rides`) and no cell may be null."""
+    columns = [USER, ITEM, RANK] if rank_bits else [USER, ITEM]
+    series = [frame.get_column(c) for c in columns]
+    chunks = [s.get_chunks() for s in series]
+    if any([c.len() for c in part] != [c.len() for c in chunks[0]] for part in chunks):
+        chunks = [[s.rechunk()] for s in series]  # chunked apart: one copy each, then views
+    keys = np.empty(frame.height, np.int64)
+    at = 0
+    for pieces in zip(*chunks, strict=True):
+        user, item, *rank = (p.to_numpy() for p in pieces)
+        out = keys[at : at + user.size]
+        np.left_shift(user, ITEM_BITS + rank_bits, out=out, casting="unsafe")
+        np.bitwise_or(out, item << rank_bits if rank_bits else item, out=out, casting="unsafe")
+        if rank:
+            np.add(out, rank[0], out=out, casting="unsafe")
+            out -= 1
+        at += user.size
+    return keys
+
+
 def keyed(
     frame: pl.DataFrame,
     *columns: str | pl.Expr,
@@ -43,6 +69,13 @@ def keyed(
     two keyed frames merges instead of hashing, and a group-by on the user takes the sorted
     path, whatever the order of the file. Rows already in pair order are not sorted again.
     `grouped`: whether the rows come in user order, when the caller has looked already."""
+    whole = not any(frame.get_column(c).has_nulls() for c in (USER, ITEM))
+    if packed and grouped and whole and not columns:  # the usual solution: numpy alone
+        values = packed_keys(frame)
+        if not (values[1:] >= values[:-1]).all():
+            values.sort(kind="stable")  # short runs out of order: close to linear (`_sorted`)
+        keys = pl.Series("pair", values).set_sorted().to_frame()
+        return keys.with_columns(user_of(packed).alias(USER).set_sorted()) if users else keys
     keys = frame.select(pair_key(packed), *columns)
     pair = keys.get_column("pair")
     if pair.is_sorted():  # one pass, cheap next to a sort

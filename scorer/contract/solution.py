@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
 import polars as pl
 
 from scorer.competition import ITEM, LOST_ITEMS, STAGE, USER, Competition
@@ -192,29 +193,29 @@ def _per_user(frame: pl.DataFrame) -> pl.DataFrame:
     two of its rows in a row do (its rows together: a sorted user column), and every pair
     is relevant."""
     items, stages = (frame.get_column(c) for c in (ITEM, "stage"))
-    code = pl.col("stage").to_physical()  # a category's codes compare faster than its words
-    usual = (
-        not items.has_nulls()
-        and stages.null_count() in (0, stages.len())  # no split column: all null
-        and bool(frame.select((pl.col("grade") > 0).all()).item())
-        and not frame.select(
-            ((pl.col(USER) == pl.col(USER).shift()) & (code != code.shift())).any()
-        ).item()
+    if items.has_nulls() or stages.null_count() not in (0, stages.len()):
+        return _grouped(frame)  # an empty cell, or a split cell left empty
+    if not bool(frame.select((pl.col("grade") > 0).all()).item()):
+        return _grouped(frame)
+    users = frame.get_column(USER).to_numpy()
+    starts = np.flatnonzero(np.concatenate(([users.size > 0], users[1:] != users[:-1])))
+    if not stages.has_nulls():  # a split column: a user's stage changes nowhere in its rows
+        code = stages.to_physical().to_numpy()
+        changes = np.flatnonzero(code[1:] != code[:-1]) + 1
+        if (users[changes] == users[changes - 1]).any():
+            return _grouped(frame)
+    count = pl.Series("pairs", np.diff(np.append(starts, users.size)), pl.UInt32)
+    return pl.DataFrame(
+        [
+            pl.Series(USER, users[starts]),
+            frame.get_column("line").gather(starts),  # in file order: the users are sorted
+            stages.gather(starts),
+            pl.Series("mixed", np.zeros(starts.size, bool)),
+            pl.Series("empty", np.zeros(starts.size, np.uint32)),
+            count,
+            count.alias("n_relevant"),
+        ]
     )
-    if usual:
-        return (
-            frame.group_by(USER)
-            .agg(
-                pl.col("line").first(),  # rows keep the file's order within a group
-                pl.col("stage").first(),
-                pl.lit(False).alias("mixed"),
-                pl.lit(0, pl.UInt32).alias("empty"),
-                pl.len().alias("pairs"),
-                pl.len().alias("n_relevant"),
-            )
-            .sort("line")
-        )
-    return _grouped(frame)
 
 
 def _grouped(frame: pl.DataFrame) -> pl.DataFrame:

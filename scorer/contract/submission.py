@@ -12,7 +12,15 @@ from scorer.contract.codes import Codes
 from scorer.contract.files import Role, duplicates, reading, spec_of
 from scorer.contract.solution import Solution
 from scorer.errors import Code, Issue, Problem, Report, SubmissionError, examples_shown, problem
-from scorer.keys import ITEM_BITS, largest_user, packable, rank_rides, ranked, repeats
+from scorer.keys import (
+    ITEM_BITS,
+    largest_user,
+    packable,
+    packed_keys,
+    rank_rides,
+    ranked,
+    repeats,
+)
 from scorer.read import DEFAULT_LIMITS, ITEM, RANK, USER, Limits, Table, TableLike, read_table
 
 
@@ -91,18 +99,21 @@ def _in_blocks(
     1..k, no pair repeated, and the users exactly the targets; None when the file is laid
     out otherwise or any rule fails, for the general path to judge. Each user's keys are
     sorted within its row, and rows by user, which sorts them all: no sort of the column.
-    `top`: the largest user id (`largest_user`)."""
+    Under `at_most` only a file of full lists is such a matrix (k rows for each of n users
+    are n * k rows); any other goes the general way. `top`: the largest user id
+    (`largest_user`)."""
     k, n = competition.k, targets.len()
-    if competition.rows is not Rows.EXACTLY or n == 0 or listed.height != n * k:
+    if n == 0 or listed.height != n * k:
         return None
     bits = competition.rank_bits
     if not rank_rides(top, bits):
         return None
+    # One new array of keys, each row sorted in place: a row holds one user when its first
+    # and last keys do.
+    keys = packed_keys(listed, bits).reshape(n, k)
     low = (1 << bits) - 1
-    key = (pl.col(USER) * (1 << ITEM_BITS) + pl.col(ITEM)) * (1 << bits) + (pl.col(RANK) - 1)
-    # One copy of the keys (a read column is in chunks: its numpy view is a copy anyway),
-    # each row sorted in place: a row holds one user when its first and last keys do.
-    keys = listed.select(key).to_series().to_numpy(writable=True).reshape(n, k)
+    # the usual file lists each user's ranks 1..k in order: then they are dealt, at a look
+    in_order = bool((_low_bytes(keys, low) == np.arange(k, dtype=np.int8)).all())
     keys.sort(axis=1)
     users = keys[:, 0] >> (ITEM_BITS + bits)
     if not np.array_equal(users, keys[:, -1] >> (ITEM_BITS + bits)):
@@ -116,9 +127,7 @@ def _in_blocks(
         return None
     ranks = _low_bytes(keys, low)  # in pair order, as the rows are returned
     ranks += 1
-    dealt = ranks.copy()
-    dealt.sort(axis=1)
-    if not (dealt == np.arange(1, k + 1, dtype=np.int8)).all():
+    if not (in_order or (np.sort(ranks, axis=1) == np.arange(1, k + 1, dtype=np.int8)).all()):
         return None
     pairs = np.right_shift(keys, bits, out=keys)
     if (pairs[:, 1:] == pairs[:, :-1]).any():

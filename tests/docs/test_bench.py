@@ -120,12 +120,22 @@ def test_ten_million_in_parts_against_the_budget_and_before() -> None:
     assert verdicts(record(s10000000=ten))["10M users in parts: peak RSS ≤ 4 GiB"][1] is False
 
 
+def test_ten_million_in_parts_per_user_against_one_million_whole() -> None:
+    what = "10M users in parts: wall per user ≤ 1M users' (issue 35)"
+    one = [row("scorer_csv", 4.0), row("floor", 2.0)]
+    assert verdicts(record(s1000000=one))[what] == ("not measured", None)
+    got = verdicts(record(s1000000=one, s10000000=[row("scorer_csv", 41.0)]))
+    assert got[what] == ("41.00 s / 10M ÷ 4.00 s / 1M = 1.02×", True)  # within the noise
+    got = verdicts(record(s1000000=one, s10000000=[row("scorer_csv", 43.0)]))
+    assert got[what][1] is False  # 1.075 > 1 + NOISE
+
+
 def test_the_report_has_every_size_and_the_targets_table() -> None:
     rec = record(s1000000=MILLION, **{"sk100-200000": [row("scorer_csv", 5), row("before_csv", 4)]})
     rec["runs"][1]["title"] = "k = 100, 200,000 users"
     text = report.render(rec)
     assert "## 1,000,000 users" in text and "## k = 100, 200,000 users" in text
-    assert "## Targets (issues 16 and 22)\n\n| target | figure | met |" in text
+    assert "## Targets (issues 16, 22 and 35)\n\n| target | figure | met |" in text
     assert (
         f"| K = 100, 200k users: not slower, {report.SLOWER} | 5.00 s / 4.00 s = 1.25× "
         "| **not met** |" in text
@@ -194,7 +204,7 @@ def test_a_small_run_writes_the_report_with_its_targets(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     text = out.read_text(encoding="utf-8")
-    assert "## 2,000 users" in text and "## Targets (issues 16 and 22)" in text
+    assert "## 2,000 users" in text and "## Targets (issues 16, 22 and 35)" in text
     names = [
         r["name"] for r in json.loads(out.with_suffix(".json").read_text())["runs"][0]["table"]
     ]
