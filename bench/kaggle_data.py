@@ -91,7 +91,7 @@ def generate(
     started = time.perf_counter()
     shutil.copy(DATA / "hm-kaggle" / "competition.toml", out / "competition.toml")
     names = ["solution.csv", "targets.csv", *(f"submission-{n}.csv" for n in range(submissions))]
-    handles = {name: (out / f"{name}.partial").open("wb") for name in names}
+    handles: dict[str, BinaryIO] = {name: (out / f"{name}.partial").open("wb") for name in names}
     try:
         for offset in range(0, users, PART):
             part = make_competition(

@@ -35,11 +35,10 @@ def spread(values: list[float]) -> str:
 def timings(batch: list[dict[str, Any]]) -> dict[str, list[float]]:
     """Each upload's phases, in seconds: the POST until its 202; from the 202 (accepted) to
     its claim, to its verdict; from its claim to its verdict (the worker's time)."""
-    claimed = [row for row in batch if row["claimed"] is not None]
     return {
         "upload": [row["accepted_by_client"] - row["posted"] for row in batch],
-        "wait": [row["claimed"] - row["accepted"] for row in claimed],
-        "service": [row["verdict"] - row["claimed"] for row in claimed],
+        "wait": [row["claimed"] - row["accepted"] for row in batch],
+        "service": [row["verdict"] - row["claimed"] for row in batch],
         "response": [row["verdict"] - row["accepted"] for row in batch],
         "total": [row["verdict"] - row["posted"] for row in batch],
     }
@@ -86,15 +85,18 @@ def header(results: dict[str, Any]) -> list[str]:
 
 def verdicts(results: dict[str, Any], times: dict[str, list[float]]) -> list[str]:
     alone, run = results["alone"], results["replay"]
+    seen = sum(row["claim_seen"] for row in run["batch"])
     return [
         "## The verdicts",
         "",
         "A worker's time is from the claim (the organiser's list first showing the upload "
-        f"`scoring`, looked at every {0.25} s) to the verdict (the audit log's `verdict` event, "
-        "written in the transaction that finishes the job): the upload read, checked and "
-        "scored in the judging process, and its per-user scores written. From the 202: the "
-        "wait in the queue and the worker's time. The batch keeps every worker busy, so "
-        "its waits are a burst's, not a day's (the deadline day below).",
+        f"`scoring`, looked at every {run['pace']} s; {seen} of {len(run['batch'])} claims "
+        "seen, the others taken at the last look that showed them queued) to the verdict "
+        "(the audit log's `verdict` event, written in the transaction that finishes the job): "
+        "the upload read, checked and scored in the judging process, and its per-user "
+        "scores written. From the 202: the wait in the queue and the worker's time. The "
+        "batch keeps every worker busy, so its waits are a burst's, not a day's (the "
+        "deadline day below).",
         "",
         "| of the batch | median | p95 | max | mean | uploads |",
         "|:---|---:|---:|---:|---:|---:|",
@@ -114,11 +116,10 @@ def verdicts(results: dict[str, Any], times: dict[str, list[float]]) -> list[str
 
 def throughput(run: dict[str, Any], times: dict[str, list[float]]) -> list[str]:
     batch = run["batch"]
-    claims = [row["claimed"] for row in batch if row["claimed"] is not None]
-    span = max(row["verdict"] for row in batch) - min(claims)
+    span = max(row["verdict"] for row in batch) - min(row["claimed"] for row in batch)
     hourly = len(batch) / span * 3600
     cpu = run["cpu"] / len(batch)
-    busy = sum(times["service"]) / (len(claims) and span * len(run["first"]))
+    busy = sum(times["service"]) / (span * len(run["first"]))
     children = sorted((mb for pid, mb in run["peaks"].items() if pid != "server"), reverse=True)
     judges = children[: len(run["first"])]
     return [
@@ -177,8 +178,9 @@ def pages(run: dict[str, Any]) -> list[str]:
         "## The page while the workers run",
         "",
         "Each request timed to its last byte. Idle: one request after the other before the "
-        f"batch and after its last verdict. While the workers run: every {0.25} s during the "
-        "batch, those made while the organiser's list showed an upload `scoring`.",
+        "batch and after its last verdict. While the workers run: every "
+        f"{run['pace']} s during the batch, those made while the organiser's list showed an "
+        "upload `scoring`.",
         "",
         "| page | when | requests | median | p95 | max |",
         "|:---|:---|---:|---:|---:|---:|",

@@ -129,12 +129,14 @@ class Tree(threading.Thread):
 
 class Watch(threading.Thread):
     """Every PACE seconds: the organiser's list of submissions (when each was first seen
-    claimed), then each page timed, tagged `busy` when a worker was judging at that look."""
+    claimed, and last seen queued), then each page timed, tagged `busy` when a worker was
+    judging at that look."""
 
     def __init__(self, served: Served, clients: dict[str, httpx.Client]) -> None:
         super().__init__(daemon=True)
         self.served, self.clients = served, clients
         self.claimed: dict[int, float] = {}
+        self.queued: dict[int, float] = {}
         self.times: dict[str, dict[str, list[float]]] = {
             phase: {page: [] for page in PAGES} for phase in ("busy", "idle")
         }
@@ -149,6 +151,8 @@ class Watch(threading.Thread):
                 for row in rows:
                     if row["status"] == "scoring":
                         self.claimed.setdefault(int(row["id"]), now)
+                    elif row["status"] == "queued":
+                        self.queued[int(row["id"])] = now
                 phase = "busy" if any(row["status"] == "scoring" for row in rows) else "idle"
                 for page in PAGES:
                     started = time.perf_counter()
@@ -253,9 +257,13 @@ def replay(data: Path, files: list[Path], options: argparse.Namespace) -> dict[s
     tree.join()
     kept = disk(folder)
     for ident, row in posted.items():
+        # A claim and its verdict between two looks: claimed after the last look that saw it
+        # queued (or its acceptance), a worker's time overstated by at most a look.
+        accepted = times["upload"][ident]
         row.update(
-            accepted=times["upload"][ident],
-            claimed=watch.claimed.get(ident),
+            accepted=accepted,
+            claimed=watch.claimed.get(ident, watch.queued.get(ident, accepted)),
+            claim_seen=ident in watch.claimed,
             verdict=times["verdict"][ident],
             status=statuses[ident],
         )
@@ -272,6 +280,7 @@ def replay(data: Path, files: list[Path], options: argparse.Namespace) -> dict[s
         "pages": {"idle": idle, "busy": watch.times["busy"], "after": after},
         "disk": {"before": before, "after": kept},
         "uploads": len(files),
+        "pace": PACE,
         "csv_bytes": sum(path.stat().st_size for path in files),
     }
 
