@@ -92,16 +92,15 @@ def generate(
     shutil.copy(DATA / "hm-kaggle" / "competition.toml", out / "competition.toml")
     names = ["solution.csv", "targets.csv", *(f"submission-{n}.csv" for n in range(submissions))]
     handles: dict[str, BinaryIO] = {name: (out / f"{name}.partial").open("wb") for name in names}
+    shape = {"min_lost": MIN_BOUGHT, "max_lost": MAX_BOUGHT, "n_items": HM_ARTICLES}
     try:
         for offset in range(0, users, PART):
             part = make_competition(
                 min(PART, users - offset),
                 seed=seed,
                 offset=offset,
-                min_lost=MIN_BOUGHT,
-                max_lost=MAX_BOUGHT,
                 empty_share=empty_share,
-                n_items=HM_ARTICLES,
+                **shape,
             )
             first = offset == 0
             write_part(part.solution, part.targets, part.submission, handles, first)

@@ -47,9 +47,9 @@ from typing import Any
 import httpx
 import kaggle_data
 from kaggle_report import render
-from leaderboard_bench import NOTES, commit
+from leaderboard_bench import commit, with_notes
 from measure import fresh
-from serve_bench import Served, page_times, post, serve
+from serve_bench import Served, Watcher, page_times, post, serve
 
 HERE = Path(__file__).resolve().parent
 
@@ -127,38 +127,23 @@ class Tree(threading.Thread):
         return sum(self.cpu.values())
 
 
-class Watch(threading.Thread):
-    """Every PACE seconds: the organiser's list of submissions (when each was first seen
-    claimed, and last seen queued), then each page timed, tagged `busy` when a worker was
-    judging at that look."""
+class Watch(Watcher):
+    """The organiser's list every PACE seconds (by the epoch's clock, as the audit log's
+    times), then each page timed, tagged `busy` when a worker was judging at that look."""
 
     def __init__(self, served: Served, clients: dict[str, httpx.Client]) -> None:
-        super().__init__(daemon=True)
-        self.served, self.clients = served, clients
-        self.claimed: dict[int, float] = {}
-        self.queued: dict[int, float] = {}
+        super().__init__(served, PACE, time.time)
+        self.clients = clients
         self.times: dict[str, dict[str, list[float]]] = {
             phase: {page: [] for page in PAGES} for phase in ("busy", "idle")
         }
-        self.stopped = threading.Event()
 
-    def run(self) -> None:
-        headers = {"Authorization": f"Bearer {self.served.admin}"}
-        with httpx.Client(base_url=self.served.url, headers=headers, timeout=120) as admin:
-            while not self.stopped.is_set():
-                rows = admin.get("/api/v1/admin/submissions").json()["submissions"]
-                now = time.time()
-                for row in rows:
-                    if row["status"] == "scoring":
-                        self.claimed.setdefault(int(row["id"]), now)
-                    elif row["status"] == "queued":
-                        self.queued[int(row["id"])] = now
-                phase = "busy" if any(row["status"] == "scoring" for row in rows) else "idle"
-                for page in PAGES:
-                    started = time.perf_counter()
-                    self.clients[page].get(page).raise_for_status()
-                    self.times[phase][page].append(time.perf_counter() - started)
-                self.stopped.wait(PACE)
+    def looked(self, rows: list[dict[str, Any]]) -> None:
+        phase = "busy" if any(row["status"] == "scoring" for row in rows) else "idle"
+        for page in PAGES:
+            started = time.perf_counter()
+            self.clients[page].get(page).raise_for_status()
+            self.times[phase][page].append(time.perf_counter() - started)
 
 
 def disk(folder: Path) -> dict[str, int]:
@@ -342,9 +327,7 @@ def main(argv: list[str] | None = None) -> None:
     results["seconds"] = time.perf_counter() - began
     (options.root / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     text = render(results)
-    notes = options.output.read_text() if options.output.is_file() else ""
-    kept = notes[notes.index(NOTES) :] if NOTES in notes else ""
-    options.output.write_text(text + ("\n" + kept if kept else ""))
+    with_notes(options.output, text)
     print(text)
 
 

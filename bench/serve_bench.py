@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext, suppress
 from datetime import UTC, datetime
 from itertools import count
@@ -220,12 +220,17 @@ def statuses(served: Served) -> Counter[str]:
 
 
 class Watcher(threading.Thread):
-    """The organiser's list of submissions every 0.5 s: when each was first seen with its
-    verdict."""
+    """The organiser's list of submissions every `every` seconds: when each was last seen
+    queued, first seen claimed (`scoring`) and first seen with its verdict, by `clock`;
+    after each look, `looked` with the list."""
 
-    def __init__(self, served: Served) -> None:
+    def __init__(
+        self, served: Served, every: float = 0.5, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
         super().__init__(daemon=True)
-        self.served = served
+        self.served, self.every, self.clock = served, every, clock
+        self.queued: dict[int, float] = {}
+        self.claimed: dict[int, float] = {}
         self.seen: dict[int, float] = {}
         self.stopped = threading.Event()
 
@@ -234,11 +239,19 @@ class Watcher(threading.Thread):
         with httpx.Client(base_url=self.served.url, headers=headers, timeout=60) as client:
             while not self.stopped.is_set():
                 rows = client.get("/api/v1/admin/submissions").json()["submissions"]
-                now = time.perf_counter()
+                now = self.clock()
                 for row in rows:
-                    if row["status"] not in ("queued", "scoring"):
-                        self.seen.setdefault(row["id"], now)
-                self.stopped.wait(0.5)
+                    if row["status"] == "queued":
+                        self.queued[int(row["id"])] = now
+                    elif row["status"] == "scoring":
+                        self.claimed.setdefault(int(row["id"]), now)
+                    else:
+                        self.seen.setdefault(int(row["id"]), now)
+                self.looked(rows)
+                self.stopped.wait(self.every)
+
+    def looked(self, rows: list[dict[str, Any]]) -> None:
+        """What a look does besides noting the times: nothing here."""
 
 
 def directly(submission: Path, solution: Path, workers: int) -> dict[str, float]:
