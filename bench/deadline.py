@@ -111,18 +111,20 @@ def fewest_workers(profile: str, service: np.ndarray, most: int = 4096) -> int |
     return low
 
 
-def speedup_needed(profile: str, service: np.ndarray, workers: int) -> float:
-    """How many times faster each verdict must be for `workers` to meet the goal (1.0 when
-    they do), to two digits."""
-    if meets(day(profile, service, workers), profile):
-        return 1.0
-    low, high = 1.0, 2.0
-    while not meets(day(profile, service / high, workers), profile):
+def headroom(profile: str, service: np.ndarray, workers: int) -> float:
+    """The largest factor every verdict's time may be multiplied by with `workers` still
+    meeting the goal, to 1 %: at least 1.0 when they meet it as they are; below 1.0, the
+    verdicts must be 1 / it times faster."""
+
+    def holds(factor: float) -> bool:
+        return meets(day(profile, service * factor, workers), profile)
+
+    low, high = (1.0, 2.0) if holds(1.0) else (0.5, 1.0)
+    while holds(high):  # the bracket: `low` holds, `high` does not
         low, high = high, 2 * high
-    while high - low > 0.01:
-        middle = (low + high) / 2
-        if meets(day(profile, service / middle, workers), profile):
-            high = middle
-        else:
-            low = middle
-    return high
+    while not holds(low):
+        low, high = low / 2, low
+    while high / low > 1.01:
+        middle = (low * high) ** 0.5
+        low, high = (middle, high) if holds(middle) else (low, middle)
+    return low

@@ -2,7 +2,7 @@
 its figures whether one 16-core machine holds a deadline day of 15,000 uploads; write
 bench/KAGGLE_SCALE.md.
 
-    .venv/bin/python bench/kaggle_scale.py             # H&M's size, about 10 minutes
+    .venv/bin/python bench/kaggle_scale.py             # H&M's size: 6 minutes, 9 the first time
     .venv/bin/python bench/kaggle_scale.py --quick     # 20,000 customers, a minute
 
 The competition is bench/kaggle_data.py's (data/hm-kaggle's rules: MAP@12, empty customers

@@ -61,16 +61,20 @@ def test_a_day_has_its_uploads_spread_by_the_profile() -> None:
         assert abs((when >= 23 * 3600).sum() - expected) < 5 * expected**0.5
 
 
-def test_the_fewest_workers_and_the_speedup_meet_the_goal_just() -> None:
+def test_the_fewest_workers_and_the_headroom_meet_the_goal_just() -> None:
     service = np.array([40.0, 60.0, 90.0])
     fewest = deadline.fewest_workers("rush", service)
     assert fewest is not None
     assert deadline.meets(deadline.day("rush", service, fewest), "rush")
     assert not deadline.meets(deadline.day("rush", service, fewest - 1), "rush")
-    faster = deadline.speedup_needed("rush", service, fewest - 1)
-    assert faster > 1.0
-    assert deadline.meets(deadline.day("rush", service / faster, fewest - 1), "rush")
-    assert deadline.speedup_needed("rush", service, fewest) == 1.0
+    short = deadline.headroom("rush", service, fewest - 1)  # verdicts must be faster
+    assert short < 1.0
+    assert deadline.meets(deadline.day("rush", service * short, fewest - 1), "rush")
+    assert not deadline.meets(deadline.day("rush", service * short * 1.02, fewest - 1), "rush")
+    spare = deadline.headroom("rush", service, fewest)
+    assert spare >= 1.0
+    assert deadline.meets(deadline.day("rush", service * spare, fewest), "rush")
+    assert not deadline.meets(deadline.day("rush", service * spare * 1.02, fewest), "rush")
 
 
 @pytest.mark.slow
