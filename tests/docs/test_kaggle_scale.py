@@ -95,7 +95,7 @@ def test_the_replay_runs_its_quick_size_end_to_end(tmp_path: Path) -> None:
     ):
         assert section in text
     assert "`.venv/bin/python bench/kaggle_scale.py --quick --teams 2" in text
-    assert "**Yes**, under `rush`" in text or "**No**, under `rush`" in text
+    assert "**Yes**, when the 16 cores" in text or "**No**: under `rush`" in text
     results = json.loads((tmp_path / "work" / "kaggle-scale" / "results.json").read_text())
     run = results["replay"]
     assert [row["status"] for row in run["batch"]] == ["scored"] * 4
