@@ -130,6 +130,14 @@ def fresh(root: Path, name: str) -> Path:
     return root / name
 
 
+def with_notes(output: Path, text: str) -> None:
+    """Write a report's `text` to `output`, and after it the notes written by hand there
+    below the NOTES marker, if any: a rerun keeps them."""
+    notes = output.read_text() if output.is_file() else ""
+    kept = notes[notes.index(NOTES) :] if NOTES in notes else ""
+    output.write_text(text + ("\n" + kept if kept else ""))
+
+
 def commit() -> str:
     done = subprocess.run(
         ["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"],
@@ -289,9 +297,7 @@ def main() -> None:
             "",
         ]
     )
-    notes = options.output.read_text() if options.output.is_file() else ""
-    kept_notes = notes[notes.index(NOTES) :] if NOTES in notes else ""
-    options.output.write_text(text + ("\n" + kept_notes if kept_notes else ""))
+    with_notes(options.output, text)
     print(text)
 
 

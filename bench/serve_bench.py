@@ -41,8 +41,8 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext, suppress
 from datetime import UTC, datetime
 from itertools import count
 from pathlib import Path
@@ -64,10 +64,14 @@ PACE = 0.2
 
 
 class Served:
-    """A `scorer serve run` on a loopback port, its folder made fresh: teams and tokens."""
+    """A `scorer serve run` on a loopback port, its folder made fresh: teams and tokens, and
+    the server's process id."""
 
-    def __init__(self, folder: Path, url: str, admin: str, tokens: dict[str, str]) -> None:
+    def __init__(
+        self, folder: Path, url: str, admin: str, tokens: dict[str, str], pid: int = 0
+    ) -> None:
         self.folder, self.url, self.admin, self.tokens = folder, url, admin, tokens
+        self.pid = pid
 
     def auth(self, team: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.tokens[team]}"}
@@ -90,14 +94,21 @@ def free_port() -> int:
 
 @contextmanager
 def serve(
-    folder: Path, solution: Path, teams: list[str], workers: int, limit: int = 5
+    folder: Path,
+    solution: Path,
+    teams: list[str],
+    workers: int,
+    limit: int = 5,
+    init: tuple[str, ...] = (),
 ) -> Iterator[Served]:
-    """A fresh server folder for `solution`, its teams, and the server running on it."""
+    """A fresh server folder for `solution`, its teams, and the server running on it; `init`,
+    more options of `scorer serve init` (`--competition FILE`)."""
     if folder.exists():
         shutil.rmtree(folder)
     started = time.perf_counter()
     limits = ["--daily-limit", str(limit), "--rejected-limit", str(limit)]
-    admin = cli("serve", "init", str(folder), "--solution", str(solution), *limits, "--json")
+    made = ["serve", "init", str(folder), "--solution", str(solution), *limits, *init]
+    admin = cli(*made, "--json")
     print(f"{folder.name}: init {time.perf_counter() - started:.1f} s", file=sys.stderr)
     tokens = {t: cli("serve", "team", "add", str(folder), t, "--json")["token"] for t in teams}
     port = free_port()
@@ -120,7 +131,7 @@ def serve(
             if time.monotonic() > deadline:
                 raise SystemExit(f"the server did not answer in {START:.0f} s")
             time.sleep(0.2)
-        yield Served(folder, url, admin["admin_token"], tokens)
+        yield Served(folder, url, admin["admin_token"], tokens, server.pid)
     finally:
         stop(server)
 
@@ -209,12 +220,17 @@ def statuses(served: Served) -> Counter[str]:
 
 
 class Watcher(threading.Thread):
-    """The organiser's list of submissions every 0.5 s: when each was first seen with its
-    verdict."""
+    """The organiser's list of submissions every `every` seconds: when each was last seen
+    queued, first seen claimed (`scoring`) and first seen with its verdict, by `clock`;
+    after each look, `looked` with the list."""
 
-    def __init__(self, served: Served) -> None:
+    def __init__(
+        self, served: Served, every: float = 0.5, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
         super().__init__(daemon=True)
-        self.served = served
+        self.served, self.every, self.clock = served, every, clock
+        self.queued: dict[int, float] = {}
+        self.claimed: dict[int, float] = {}
         self.seen: dict[int, float] = {}
         self.stopped = threading.Event()
 
@@ -223,11 +239,19 @@ class Watcher(threading.Thread):
         with httpx.Client(base_url=self.served.url, headers=headers, timeout=60) as client:
             while not self.stopped.is_set():
                 rows = client.get("/api/v1/admin/submissions").json()["submissions"]
-                now = time.perf_counter()
+                now = self.clock()
                 for row in rows:
-                    if row["status"] not in ("queued", "scoring"):
-                        self.seen.setdefault(row["id"], now)
-                self.stopped.wait(0.5)
+                    if row["status"] == "queued":
+                        self.queued[int(row["id"])] = now
+                    elif row["status"] == "scoring":
+                        self.claimed.setdefault(int(row["id"]), now)
+                    else:
+                        self.seen.setdefault(int(row["id"]), now)
+                self.looked(rows)
+                self.stopped.wait(self.every)
+
+    def looked(self, rows: list[dict[str, Any]]) -> None:
+        """What a look does besides noting the times: nothing here."""
 
 
 def directly(submission: Path, solution: Path, workers: int) -> dict[str, float]:
@@ -293,13 +317,14 @@ async def flood(
     return done, began
 
 
-def page_times(url: str, requests: int) -> list[float]:
-    """Seconds of `requests` GET / one after the other (a short pause between them)."""
+def page_times(url: str, requests: int, client: httpx.Client | None = None) -> list[float]:
+    """Seconds of `requests` GET `url` one after the other (a short pause between them),
+    through `client` (a team's, logged in) or a new one."""
     times = []
-    with httpx.Client(timeout=120) as client:
+    with nullcontext(client) if client is not None else httpx.Client(timeout=120) as through:
         for _ in range(requests):
             started = time.perf_counter()
-            answer = client.get(url)
+            answer = through.get(url)
             answer.raise_for_status()
             times.append(time.perf_counter() - started)
             time.sleep(0.05)
