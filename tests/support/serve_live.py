@@ -161,12 +161,12 @@ def until(done: Callable[[], bool], timeout: float = 120) -> None:
         time.sleep(0.05)
 
 
-def upload(store: SqlStore, folder: Path, team: int, name: str) -> int:
-    """`SAMPLE` accepted as the server accepts an upload: in its folder, and in a store
-    that holds the files, in the database."""
+def upload(store: SqlStore, folder: Path, team: int, name: str, sent: Path = SAMPLE) -> int:
+    """`sent` (the sample) accepted as the server accepts an upload: in its folder, and in a
+    store that holds the files, in the database."""
     kept = folder / site.UPLOADS / name / "mine.csv"
     kept.parent.mkdir()
-    kept.write_bytes(SAMPLE.read_bytes())
+    kept.write_bytes(sent.read_bytes())
     path = str(kept.relative_to(folder))
     source = kept if store.HOLDS_FILES else None
     sha = hashlib.sha256(kept.read_bytes()).hexdigest()
