@@ -12,11 +12,11 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.competitions import competitions
+from support.competitions import Competition, competitions
 
 from scorer import kept
-from scorer.synthetic import make_competition
 from scorer.kept import KeptError, Reference, pack, smaller, unpack
+from scorer.synthetic import make_competition
 
 #: Bytes a submission is made of: separators, digits, hex, and a few others.
 PIECES = [b",", b" ", b"\t", b"\n", b"\r\n", b";", b"0", b"007", b"123", b"ab12", b"\xff\xfe", b""]
@@ -88,9 +88,9 @@ def test_a_file_of_only_new_vocabulary_past_the_shared_limit_comes_back(
 @settings(max_examples=40, deadline=None)
 @given(competition=competitions(max_users=12), crlf=st.booleans())
 def test_a_random_competition_s_submission_comes_back_and_is_kept(
-    competition: object, crlf: bool
+    competition: Competition, crlf: bool
 ) -> None:
-    rows = competition.submission_rows()  # type: ignore[attr-defined]
+    rows = competition.submission_rows()
     end = "\r\n" if crlf else "\n"
     text = end.join(["user_id,edition_id,rank", *(",".join(r.values()) for r in rows)]) + end
     data = text.encode()
