@@ -35,9 +35,11 @@ SEPARATORS = b", \t\n\r;"
 #: The first bytes of a kept form, and its format's version.
 MAGIC, VERSION = b"scorer-kept\x00", 1
 
-#: The original bytes coded at a time: the codec's memory is a few times this, at most
-#: (runs of one byte each: offsets, codes and their masks, 8 + 8 + 4 + ... bytes a run).
-BLOCK = 16 << 20
+#: The original bytes coded at a time. The codec's memory is about 40 bytes a run of the
+#: block, whatever the file's size: 8 MiB of one-byte runs (the worst) take about 300 MiB,
+#: an H&M-shaped block (7 bytes a run) about 50 MiB; a larger block gains little (bench/KEPT.md:
+#: 12.9 % of H&M's bytes at 8 MiB, 12.8 % at 16 MiB).
+BLOCK = 8 << 20
 
 #: zstd's level for every stream: 9 is where the H&M-sized file stops gaining (bench/KEPT.md).
 LEVEL = 9

@@ -21,6 +21,7 @@ from scorer.serve.sqlcommit import revealable
 from scorer.serve.sqlcore import StoreUnavailable
 from scorer.serve.sqlkept import KEPT, PARTIAL, REFERENCES
 from scorer.serve.store import TARGETS, Limits, tables
+from scorer.write import sync_folder, write_durably
 
 #: How long a writer waits for another's transaction before SQLite gives up (milliseconds).
 BUSY_MS = 30_000
@@ -158,36 +159,17 @@ class SqliteStore(SqlStore):
                 raise KeptError(f"the targets are not those of the reference {reference}")
             references.mkdir(mode=0o700, exist_ok=True)
             partial = references / f"{PARTIAL}-{secrets.token_hex(8)}"
-            _durable(partial, targets, references / reference)
-        _durable(folder / PARTIAL, blob, folder / KEPT)
+            write_durably(targets, partial, references / reference)
+        write_durably(blob, folder / PARTIAL, folder / KEPT)
         with self._write() as db:
             self._run(
                 db, "INSERT INTO kept VALUES (?, ?, ?, ?)", submission, reference, len(blob), at
             )
         (self.path.parent / path).unlink(missing_ok=True)
-        _sync(folder)
+        sync_folder(folder)
 
     def revealed_file(self, name: str, scratch: Path) -> Path | None:
         """A file the reveal publishes, in the server's folder beside the store (no copy);
         None too when the folder has none (a salt, in a folder made before commitments)."""
         kept = self.path.parent / revealable(name)
         return None if self.revealed() is None or not kept.is_file() else kept
-
-
-def _durable(partial: Path, data: bytes, final: Path) -> None:
-    """`data` at `final`, whole or not at all: written at `partial`, on disk, then renamed."""
-    with partial.open("wb") as out:
-        out.write(data)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(partial, final)
-    _sync(final.parent)
-
-
-def _sync(folder: Path) -> None:
-    """A folder's entries on disk (a rename, a removal)."""
-    handle = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(handle)
-    finally:
-        os.close(handle)
