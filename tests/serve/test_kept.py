@@ -16,7 +16,7 @@ from support.competitions import Competition, competitions
 
 from scorer import kept
 from scorer.kept import KeptError, Reference, pack, smaller, unpack
-from scorer.synthetic import make_competition
+from scorer.synthetic import hm_shaped
 
 #: Bytes a submission is made of: separators, digits, hex, and a few others.
 PIECES = [b",", b" ", b"\t", b"\n", b"\r\n", b";", b"0", b"007", b"123", b"ab12", b"\xff\xfe", b""]
@@ -101,33 +101,14 @@ def test_a_random_competition_s_submission_comes_back_and_is_kept(
     assert blob is None or unpack(blob, reference) == data
 
 
-def hm_shaped(users: int, seed: int = 3) -> tuple[bytes, bytes]:
-    """A submission at H&M's shape and its targets, sorted as a server lists them: `users`
-    customers of 64-hex ids, each with 12 articles of 10 digits with a leading zero, drawn
-    from 105,542 with the skewed popularity of the synthetic competitions."""
-    made = make_competition(users, n_items=105_542, seed=seed)
-    hexes = pl.DataFrame(
-        {
-            "user_id": made.targets["user_id"],
-            "customer_id": [hashlib.sha256(str(i).encode()).hexdigest() for i in range(users)],
-        }
-    )
-    article = pl.format("0{}", pl.col("edition_id") - 1_000_000 + 100_000_000)
-    rows = (
-        made.submission.filter(pl.col("rank") <= 12)
-        .sort(["user_id", "rank"])
-        .group_by("user_id", maintain_order=True)
-        .agg(article.str.join(" ").alias("prediction"))
-        .join(hexes, on="user_id")
-        .select("customer_id", "prediction")
-        .sort("customer_id")
-    )
-    listed = sorted(c.encode() for c in hexes["customer_id"])
-    return rows.write_csv().encode(), targets(listed, b"customer_id")
+def hm_files(users: int) -> tuple[bytes, bytes]:
+    """An H&M-shaped submission's bytes and its targets' (`synthetic.hm_shaped`)."""
+    submission, listed = hm_shaped(users)
+    return submission.write_csv().encode(), listed.write_csv().encode()
 
 
 def test_an_h_and_m_shaped_submission_is_kept_in_a_fifth_of_its_bytes() -> None:
-    data, listed = hm_shaped(20_000)
+    data, listed = hm_files(20_000)
     reference = Reference.of(listed)
     blob = smaller(data, reference, hashlib.sha256(data).hexdigest())
     assert blob is not None
@@ -136,7 +117,7 @@ def test_an_h_and_m_shaped_submission_is_kept_in_a_fifth_of_its_bytes() -> None:
 
 
 def test_compressed_files_and_bytes_of_another_sha256_are_kept_as_received() -> None:
-    data, listed = hm_shaped(200)
+    data, listed = hm_files(200)
     reference = Reference.of(listed)
     parquet = io.BytesIO()
     pl.DataFrame({"a": [1, 2]}).write_parquet(parquet)
@@ -148,7 +129,7 @@ def test_compressed_files_and_bytes_of_another_sha256_are_kept_as_received() -> 
 
 
 def test_a_kept_form_needs_the_reference_it_was_made_against() -> None:
-    data, listed = hm_shaped(50)
+    data, listed = hm_files(50)
     blob = pack(data, Reference.of(listed))
     with pytest.raises(KeptError, match="packed against the reference"):
         unpack(blob, Reference.of(listed + b"extra\n"))

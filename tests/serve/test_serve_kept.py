@@ -11,18 +11,15 @@ from pathlib import Path
 import polars as pl
 import pytest
 from support.postgres_cluster import new_database
-from support.serve_live import DATA, SAMPLE, SOLUTION, scorer, until, upload
+from support.serve_live import DATA, SAMPLE, SOLUTION, own_worker, scorer, until, upload
 
 from scorer.api import score
-from scorer.competition import LOST_ITEMS
 from scorer.kept import Reference, smaller
-from scorer.leaderboard.batch import Isolation
 from scorer.serve import site
 from scorer.serve.sql import SqlStore
 from scorer.serve.sqlite import SqliteStore
 from scorer.serve.sqlkept import KEPT, PARTIAL, REFERENCES
 from scorer.serve.store import Status, kept_name, upload_name
-from scorer.serve.worker import Worker
 
 #: A file rejected with many problems at once: its report is long and exact.
 BROKEN = DATA / "broken" / "several_problems.csv"
@@ -53,10 +50,7 @@ def test_a_judged_upload_is_kept_small_and_a_rescore_judges_the_bytes_sent(
         upload(store, folder, team, "two", BROKEN),
     )
     home = tmp_path / "home"
-    home.mkdir()
-    mine = home / site.SOLUTION if store.HOLDS_FILES else folder / site.SOLUTION
-    mine.write_bytes(SOLUTION.read_bytes())
-    running = Worker(store, home, mine, LOST_ITEMS, Isolation(workers=1))
+    running, _ = own_worker(store, folder, home)
     running.start()
     try:
         until(lambda: all(store.kept(i) is not None for i in (scored, rejected)))

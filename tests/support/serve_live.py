@@ -17,8 +17,11 @@ from typing import Any
 
 import httpx
 
+from scorer.competition import LOST_ITEMS
+from scorer.leaderboard.batch import Isolation
 from scorer.serve import site
 from scorer.serve.sql import SqlStore
+from scorer.serve.worker import Worker
 from support.paths import ROOT
 
 DATA = ROOT / "data"
@@ -173,3 +176,13 @@ def upload(store: SqlStore, folder: Path, team: int, name: str, sent: Path = SAM
     ident = store.accept_upload(team, sha, kept.stat().st_size, path, ".csv", source).id
     assert ident is not None
     return ident
+
+
+def own_worker(store: SqlStore, folder: Path, home: Path) -> tuple[Worker, Path]:
+    """A worker with a private folder, `home` (made), as `serve worker` has one: a worker of
+    a database reads the solution from a copy of its own, the server's worker from the
+    folder. The worker, not started, and the solution it reads."""
+    home.mkdir()
+    mine = home / site.SOLUTION if store.HOLDS_FILES else folder / site.SOLUTION
+    mine.write_bytes(SOLUTION.read_bytes())
+    return Worker(store, home, mine, LOST_ITEMS, Isolation(workers=1)), mine
