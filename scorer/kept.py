@@ -94,7 +94,10 @@ class Lookup:
         if not len(self.ids) or not len(values):
             return found
         hashes = _hashes(values)
-        at = np.minimum(np.searchsorted(self.sorted, hashes), len(self.sorted) - 1)
+        asked = np.argsort(hashes)  # in order, the sorted hashes are read from end to end
+        at = np.empty(len(hashes), dtype=np.int64)
+        at[asked] = np.searchsorted(self.sorted, hashes[asked])
+        np.minimum(at, len(self.sorted) - 1, out=at)
         maybe = np.flatnonzero(self.sorted[at] == hashes)
         where = self.order[at[maybe]]
         same = pc.equal(values.take(maybe), self.ids.take(where)).to_numpy(zero_copy_only=False)
