@@ -35,6 +35,13 @@ def reference_of(path: Path) -> Reference:
         return _REFERENCES[sha]
 
 
+def _drop_fetched(path: Path, scratch: Path) -> None:
+    """Remove a file a dialect fetched into `scratch` once read (one in the server's folder
+    stays)."""
+    if path.is_relative_to(scratch):
+        path.unlink(missing_ok=True)
+
+
 class KeptUploads(SqlCore):
     """Uploads kept small, for every dialect: which are (`kept`), keeping one
     (`keep_small`), and reading any (`upload_file`). A dialect gives where the bytes lie:
@@ -66,16 +73,20 @@ class KeptUploads(SqlCore):
         self, submission: int, path: str, sha256: str, reference: str, scratch: Path
     ) -> Path:
         """A kept upload's bytes as received, written in `scratch` from its kept form."""
-        blob = self._kept_file(submission, path, scratch)
         with _REFERENCES_LOCK:
             known = _REFERENCES.get(reference)
         if known is None:
-            known = reference_of(self._reference_file(reference, scratch))
+            found = self._reference_file(reference, scratch)
+            known = reference_of(found)
+            _drop_fetched(found, scratch)
+        blob = self._kept_file(submission, path, scratch)
+        kept = blob.read_bytes()
+        _drop_fetched(blob, scratch)
         dest = scratch / Path(path).name
         hashed = hashlib.sha256()
         try:
             with dest.open("wb") as out:
-                for piece in unpacked(blob.read_bytes(), known):
+                for piece in unpacked(kept, known):
                     hashed.update(piece)
                     out.write(piece)
         except KeptError as exc:
