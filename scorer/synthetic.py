@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -247,3 +248,30 @@ def _cumcount(owner: np.ndarray, m: int) -> np.ndarray:
     """0, 1, 2, … within each run of a sorted owner array."""
     sizes = np.bincount(owner, minlength=m)
     return np.arange(owner.size, dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+
+
+#: H&M's competition (Kaggle, 2022): its customers, articles and list length.
+HM_USERS, HM_ARTICLES, HM_K = 1_371_980, 105_542, 12
+
+
+def hm_shaped(n_users: int = HM_USERS, *, seed: int = 3) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A submission at H&M's shape (`customer_id`, `prediction`) and its targets, both sorted
+    by customer as a server lists them: `n_users` customers of 64-hex ids (the sha256 of
+    their number), each with `HM_K` articles of 10 digits with a leading zero, drawn from
+    `HM_ARTICLES` with `make_competition`'s skewed popularity. What the kept form of an
+    upload is measured on (`scorer.kept`: its test and bench/kept_bench.py)."""
+    made = make_competition(n_users, n_items=HM_ARTICLES, seed=seed)
+    hexes = [hashlib.sha256(str(i).encode()).hexdigest() for i in range(n_users)]
+    user, item, rank = COLUMNS.user, COLUMNS.item, COLUMNS.rank
+    users = pl.DataFrame({user: made.targets[user], "customer_id": hexes})
+    article = pl.format("0{}", pl.col(item) - 1_000_000 + 100_000_000)
+    submission = (
+        made.submission.filter(pl.col(rank) <= HM_K)
+        .sort([user, rank])
+        .group_by(user, maintain_order=True)
+        .agg(article.str.join(" ").alias("prediction"))
+        .join(users, on=user)
+        .select("customer_id", "prediction")
+        .sort("customer_id")
+    )
+    return submission, users.select("customer_id").sort("customer_id")

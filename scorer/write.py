@@ -1,4 +1,4 @@
-"""Write output files atomically: a reader sees the old file or the whole new one."""
+"""Write files atomically, and durably if asked: a reader sees the old file or the whole new one."""
 
 from __future__ import annotations
 
@@ -85,3 +85,25 @@ def write_text(text: str, path: Path) -> None:
     """Write text atomically, as `write_table` does."""
     with _atomic(path) as tmp:
         Path(tmp).write_text(text, encoding="utf-8")
+
+
+def sync_folder(folder: Path) -> None:
+    """A folder's entries on disk: a file made, renamed or removed in it stays so after a
+    crash."""
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+
+
+def write_durably(data: bytes, partial: Path, final: Path) -> None:
+    """`data` at `final`, whole or not at all, on disk: written at `partial`, synced, renamed
+    over `final`, and the folder synced. A stop before the rename leaves `partial`, which
+    its writer's sweep removes."""
+    with partial.open("wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(partial, final)
+    sync_folder(final.parent)

@@ -4,8 +4,8 @@ split), as the store writes it in the transaction that finishes the job.
 
 The engine is the leaderboard's (`leaderboard.worker`: a memory budget and a deadline a
 submission, a process that a file takes down replaced), without its run bookkeeping: an
-upload is never changed once accepted, so it is judged where it lies, under the sha256 it
-was received with."""
+upload's bytes never change once accepted (kept small, they read back the same: `sqlkept`),
+so it is judged under the sha256 it was received with."""
 
 from __future__ import annotations
 

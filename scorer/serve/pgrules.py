@@ -230,7 +230,8 @@ SELECT EXISTS (SELECT 1 FROM admin_sessions WHERE id_sha256 = p_id_sha256
 ALTER TABLE files ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS shared ON files;
 CREATE POLICY shared ON files FOR SELECT
-    USING (name NOT LIKE 'submissions/%' AND name NOT LIKE 'incoming/%');
+    USING (name NOT LIKE 'submissions/%' AND name NOT LIKE 'incoming/%'
+        AND name NOT LIKE 'kept/%');
 DROP POLICY IF EXISTS incoming ON files;
 CREATE POLICY incoming ON files FOR INSERT WITH CHECK (name LIKE 'incoming/%');
 """

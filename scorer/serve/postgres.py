@@ -6,15 +6,14 @@ fifth; workers claim jobs with `FOR UPDATE SKIP LOCKED`, never the same one twic
 The database holds everything a machine of the server needs, so that none shares a folder
 with another: the settings, the organiser's files and every upload (`files`, in chunks of a
 MiB, compressed with lz4: a 1M-user CSV of 368 MB is written at about 230 MB/s and kept in
-190 MB), and each worker's verdict whole (`verdicts`), from which every web process builds
-its boards. It holds the hidden solution, apart (`hidden`), where the web processes' role
-may not read it (`share(web_role=)`): only the organiser's machines may reach the database."""
+190 MB, until its verdict puts its kept form in its place: `pgfiles`), and each worker's
+verdict whole (`verdicts`), from which every web process builds its boards. It holds the
+hidden solution, apart (`hidden`), where the web processes' role may not read it
+(`share(web_role=)`): only the organiser's machines may reach the database."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import re
 import secrets
 import threading
@@ -22,17 +21,24 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.sql import SQL, Identifier
 
 from scorer.leaderboard.names import same_team
+from scorer.serve.pgfiles import PostgresFiles
 from scorer.serve.pgrules import FUNCTIONS, REPLACED, REVOKED, WEB_GRANTS
 from scorer.serve.sql import SqlStore
-from scorer.serve.sqlcommit import revealable
-from scorer.serve.sqlcore import Connection, Cursor, NotAllowed, StoreUnavailable
-from scorer.serve.store import Limits, Received, Team, picks_refused, tables, upload_name, utc
+from scorer.serve.sqlcore import Connection, Cursor, StoreUnavailable
+from scorer.serve.store import (
+    Limits,
+    Received,
+    Team,
+    picks_refused,
+    tables,
+    utc,
+)
 
 #: The advisory lock held while the schema is made: two processes starting together would
 #: otherwise race on `CREATE ... IF NOT EXISTS`.
@@ -65,20 +71,13 @@ TABLES = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA))
 
 T = TypeVar("T")
 
-#: The size of a file's chunks in the database.
-CHUNK = 1 << 20
-
-
-class Tampered(ValueError):
-    """An upload whose bytes in the database are not those it was accepted with."""
-
 
 def begin(db: psycopg.Connection[tuple[object, ...]]) -> psycopg.Connection[tuple[object, ...]]:
     db.execute("BEGIN")
     return db
 
 
-class PostgresStore(SqlStore):
+class PostgresStore(PostgresFiles, SqlStore):
     """The store in a PostgreSQL database (`url`: `postgresql://…`)."""
 
     SKIP_LOCKED = " FOR UPDATE SKIP LOCKED"
@@ -184,25 +183,6 @@ class PostgresStore(SqlStore):
     def _sql(self, sql: str) -> str:
         return sql.replace("?", "%s")
 
-    def _keep(self, db: Connection, name: str, source: Path, table: str = "files") -> None:
-        """A file's bytes, a chunk a row (one row, empty, for an empty file: kept all the
-        same)."""
-        with source.open("rb") as handle:
-            chunks = iter(lambda: handle.read(CHUNK), b"")
-            for seq, chunk in enumerate(chunks) if source.stat().st_size else [(0, b"")]:
-                self._run(db, f"INSERT INTO {table} VALUES (?, ?, ?)", name, seq, chunk)
-
-    def _keep_hidden(self, db: Connection, name: str, source: Path) -> None:
-        self._run(db, "DELETE FROM hidden WHERE name = ?", name)
-        self._keep(db, name, source, "hidden")
-
-    def solution_into(self, path: Path) -> None:
-        whole = path.with_name(f".{path.name}.new")
-        if self.fetch(path.name, whole, hidden=True) is None:
-            whole.unlink()
-            raise FileNotFoundError(f"no {path.name} in the database")
-        os.replace(whole, path)
-
     def _clocked(self, db: Connection) -> None:
         """A clock other than the real one (the tests'), for the functions of this
         transaction: they take it from the owner's session only (`pgrules.scorer_now`)."""
@@ -305,52 +285,11 @@ class PostgresStore(SqlStore):
     def admin_session(self, id_sha256: str) -> bool:
         return bool(self._function("SELECT admin_session(?)", id_sha256)[0])
 
-    def upload_file(self, submission: int, path: str, sha256: str, scratch: Path) -> Path:
-        """A copy of an upload's file in `scratch`, under the name its team gave it, whose
-        bytes are those it was accepted with (`Tampered` if not: a web role wrote them)."""
-        dest = scratch / Path(path).name
-        found = self.fetch(upload_name(submission), dest)
-        if found is None:
-            raise FileNotFoundError(f"submission {submission}: no file in the database")
-        if found != sha256:
-            raise Tampered(f"submission {submission}: its bytes are not those it was accepted with")
-        return dest
-
-    def revealed_file(self, name: str, scratch: Path) -> Path | None:
-        """A copy in `scratch` of a file the reveal published to `files` (`pgrules.reveal`),
-        made once (a revealed file never changes), whole, then put in place at once."""
-        dest, whole = scratch / revealable(name), scratch / f".{name}.{secrets.token_hex(8)}"
-        scratch.mkdir(mode=0o700, exist_ok=True)
-        if not dest.is_file() and self.fetch(f"revealed/{name}", whole) is not None:
-            os.replace(whole, dest)
-        whole.unlink(missing_ok=True)
-        return dest if dest.is_file() else None
-
     def organiser(self) -> bool:
         """Whether this connection's role is the organiser's: one that may read the hidden
         files (the tables' owner, or one given them), not a web process's."""
         found = self._read("SELECT has_table_privilege('hidden', 'SELECT')").fetchone()
         return bool(found and found[0])
-
-    def fetch(self, name: str, dest: Path, *, hidden: bool = False) -> str | None:
-        """Write the file kept under `name` to `dest` (among the `hidden` ones: the
-        solution); the sha256 of its bytes, None when there is no such file. A server-side
-        cursor reads it a few chunks at a time, never whole in memory. A role that may not
-        read it: `NotAllowed`."""
-        table, found, hashed = "hidden" if hidden else "files", False, hashlib.sha256()
-        query = self._sql(f"SELECT data FROM {table} WHERE name = ? ORDER BY seq")
-        try:
-            handle = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # the solution
-            with self._write() as db, db.cursor(name="fetch") as rows, open(handle, "wb") as out:
-                rows.itersize = 4
-                rows.execute(query, (name,))
-                for (chunk,) in rows:
-                    hashed.update(cast(bytes, chunk))
-                    out.write(cast(bytes, chunk))
-                    found = True
-        except psycopg.errors.InsufficientPrivilege:
-            raise NotAllowed(f"this database role may not read {name}") from None
-        return hashed.hexdigest() if found else None
 
     def share(
         self,

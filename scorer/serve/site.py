@@ -29,6 +29,7 @@ from scorer.serve.sql import SqlStore
 from scorer.serve.sqlcommit import REVEALED
 from scorer.serve.sqlcore import NotAllowed, StoreUnavailable
 from scorer.serve.sqlite import SqliteStore
+from scorer.serve.store import TARGETS as TARGETS  # the folder's too
 from scorer.serve.store import Limits
 from scorer.serve.tokens import digest, new_token
 from scorer.version import __version__
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 #: The folder's files.
 SETTINGS, STORE, UPLOADS = "settings.json", "store.sqlite", "uploads"
-TARGETS, COMPETITION = "targets.csv", "competition.toml"
+COMPETITION = "competition.toml"
 SOLUTION, SALT = REVEALED  # the hidden files, which the reveal publishes
 SAMPLE = "sample_submission.csv"
 

@@ -1,7 +1,7 @@
 """The store's SQL, one text for every database (`sqlcore` its hooks, `queue` its jobs,
-`sqlteams` its teams, `sqladmin` the organiser's page's reads): the uploads and their
-limits, the picks, the reveal, the audit log, and the boards' reads of the verdicts and their
-publishing."""
+`sqlteams` its teams, `sqladmin` the organiser's page's reads, `sqlkept` the uploads'
+bytes): the uploads and their limits, the picks, the reveal, the audit log, and the boards'
+reads of the verdicts and their publishing."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from scorer.serve.queue import Queue
 from scorer.serve.sqladmin import AdminReads
 from scorer.serve.sqlcommit import Commitments
 from scorer.serve.sqlcore import Connection, Cursor
+from scorer.serve.sqlkept import KeptUploads
 from scorer.serve.sqlsessions import Sessions
 from scorer.serve.sqlstate import StateStore
 from scorer.serve.sqlteams import TeamStore
@@ -52,7 +53,7 @@ _ENTRY = (
 CHANGES = ("verdict", "picks", "reveal", "settings", "frozen", "solution")
 
 
-class SqlStore(Queue, TeamStore, Sessions, StateStore, AdminReads, Commitments):
+class SqlStore(Queue, TeamStore, Sessions, StateStore, AdminReads, Commitments, KeptUploads):
     """The store every part of a server asks (the web app, the worker, the commands): each
     method is one transaction."""
 

@@ -54,7 +54,8 @@ class StoreUnavailable(ConnectionError):
 class SqlCore:
     """What the store's SQL runs on. A dialect gives `_db` (this thread's connection),
     `_write` (one write transaction, holding whatever lock makes the limits race-free),
-    `_lock_team`, `_taken` (the driver's unique-key error) and `upload_file`."""
+    `_lock_team`, `_taken` (the driver's unique-key error) and where the uploads' bytes lie
+    (`sqlkept.KeptUploads`)."""
 
     #: Added to the claim's inner SELECT: how this database skips rows another claim holds.
     SKIP_LOCKED = ""
@@ -92,12 +93,6 @@ class SqlCore:
 
     def _sql(self, sql: str) -> str:
         return sql
-
-    def upload_file(self, submission: int, path: str, sha256: str, scratch: Path) -> Path:
-        """An upload's file for a worker to judge: where the store keeps it, or a copy in
-        `scratch` (a folder of the worker's own, removed when the job is done) whose bytes
-        are checked against the `sha256` it was accepted with."""
-        raise NotImplementedError
 
     def _run(self, db: Connection, sql: str, *args: Any) -> Cursor:
         cursor: Cursor = db.execute(self._sql(sql), args)

@@ -276,14 +276,27 @@ def picks_refused(code: str, detail: str = "") -> PickError:
     return PickError("competition_ended", "picks are closed: the competition ended")
 
 
+#: The public targets' file, in a server's folder and in a database that holds the files.
+TARGETS = "targets.csv"
+
+
 def upload_name(submission: int) -> str:
     """The name a store that `HOLDS_FILES` keeps an upload's bytes under."""
     return f"submissions/{submission}"
 
 
+def kept_name(submission: int) -> str:
+    """The name a store that `HOLDS_FILES` keeps an upload's kept form under (`sqlkept`)."""
+    return f"kept/{submission}"
+
+
 def tables(identity: str, blob: str) -> str:
     """The tables, their ids declared as a dialect numbers rows itself (`identity`), bytes as
     it keeps them (`blob`). Times are ISO 8601 UTC text, the same in every database.
+
+    An upload judged is kept small (`sqlkept`): `kept` names its kept form's reference (the
+    sha256 of the public targets it was coded against) and size; an upload with no row
+    there is as received.
 
     A submission's verdict is one row of `verdicts`, written whole (its per-user scores in
     `per_user`) in the transaction that finishes its job: the boards are built from these,
@@ -322,6 +335,9 @@ CREATE TABLE IF NOT EXISTS verdicts (
     overall DOUBLE PRECISION, public DOUBLE PRECISION, private DOUBLE PRECISION,
     scores TEXT, error TEXT, seconds DOUBLE PRECISION NOT NULL, judged_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS verdicts_content ON verdicts(content_hash);
+CREATE TABLE IF NOT EXISTS kept (
+    submission BIGINT PRIMARY KEY REFERENCES submissions(id),
+    reference TEXT NOT NULL, size BIGINT NOT NULL, kept_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS per_user (
     submission BIGINT NOT NULL REFERENCES submissions(id), split TEXT NOT NULL,
     scores {blob} NOT NULL, PRIMARY KEY (submission, split));

@@ -19,6 +19,7 @@ from anyio import to_thread
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from scorer.serve import notes
+from scorer.write import sync_folder
 
 if TYPE_CHECKING:
     from python_multipart.multipart import MultipartCallbacks
@@ -142,14 +143,6 @@ def stored_name(filename: str) -> str:
 def discard(folder: Path, upload: Upload) -> None:
     """Remove an upload the store refused: it was never accepted, so it is no submission."""
     shutil.rmtree((folder / upload.path).parent, ignore_errors=True)
-
-
-def _sync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class _Part:
@@ -279,8 +272,8 @@ class _Part:
             self.handle.flush()
             os.fsync(self.handle.fileno())
             self.handle.close()
-            _sync_folder(self.home)
-            _sync_folder(self.home.parent)
+            sync_folder(self.home)
+            sync_folder(self.home.parent)
         except OSError as exc:
             raise UploadError(
                 507, "no_room", f"the server cannot keep the upload now ({exc.strerror})"

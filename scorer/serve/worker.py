@@ -11,6 +11,7 @@ from the verdicts and publishes them (`boards.Publisher`)."""
 from __future__ import annotations
 
 import dataclasses
+import mmap
 import shutil
 import sys
 import threading
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from scorer.competition import Competition
 from scorer.errors import Failure, error_object
+from scorer.kept import Reference, smaller
 from scorer.leaderboard.batch import Isolation
 from scorer.leaderboard.runs import KEPT_FAILURES, Saved
 from scorer.leaderboard.schema import Status as Judged
@@ -32,7 +34,8 @@ from scorer.serve.log import logged
 from scorer.serve.settings import Schedule
 from scorer.serve.sql import SqlStore
 from scorer.serve.sqlcore import StoreUnavailable
-from scorer.serve.store import WORKER_LEASE, Counted, Job, utc
+from scorer.serve.sqlkept import reference_of
+from scorer.serve.store import WORKER_LEASE, Counted, Entry, Job, utc
 
 #: How often an idle slot looks for a job when nobody wakes it (seconds).
 IDLE = 1.0
@@ -96,6 +99,8 @@ class Worker:
         self._held: set[Job] = set()
         self._lock = threading.Lock()  # guards `_held`
         self._reload = threading.Lock()  # one slot reads a new solution, for all
+        self._targets: Reference | None = None  # read at the first upload kept
+        self._reading = threading.Lock()  # one slot reads them, for all
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -219,7 +224,9 @@ class Worker:
                 else:
                     logged(entry.team, job.id, str(told.status), utc())
                 self.boards.nudge()
-                return True
+            if written:
+                self._keep_small(entry, scratch)
+            return True
         except Cancelled:  # stopping: handed back, for this worker's next start or another
             self._release(job)
             return True
@@ -234,6 +241,40 @@ class Worker:
             return False
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+    def _keep_small(self, entry: Entry, scratch: Path) -> None:
+        """Put a judged upload's kept form in place of its bytes as received (`sqlkept`):
+        the same bytes, in about an eighth of the room, from which any verdict of it is
+        judged again. Bytes that the kept form does not shrink, or any failure, leave the
+        upload as received; a failure is told."""
+        try:
+            if self.store.kept(entry.id) is not None:
+                return
+            scratch.mkdir(mode=0o700, exist_ok=True)
+            reference = self._public_targets()
+            source = self.store.upload_file(entry.id, entry.path, entry.sha256, scratch)
+            with source.open("rb") as handle:
+                if not source.stat().st_size:
+                    return  # nothing to keep smaller
+                with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                    blob = smaller(memoryview(data), reference, entry.sha256)
+            if blob is not None:
+                self.store.keep_small(entry.id, entry.path, blob, reference.sha256, scratch)
+        except Exception as exc:  # the upload stays as received, readable as ever
+            say(f"submission {entry.id}: kept as received ({type(exc).__name__}: {exc})")
+
+    def _public_targets(self) -> Reference:
+        """The targets uploads are kept against, read once: they never change while a
+        server runs (`rescore.replace` refuses a solution of other users)."""
+        with self._reading:
+            if self._targets is None:
+                scratch = self.home / "targets"
+                scratch.mkdir(mode=0o700, exist_ok=True)
+                try:
+                    self._targets = reference_of(self.store.targets_file(scratch))
+                finally:
+                    shutil.rmtree(scratch, ignore_errors=True)
+            return self._targets
 
     def _judge(self, slot: Slot, job: Job, path: str, sha256: str, scratch: Path) -> Saved:
         """An upload's verdict; a failure of the server's when its bytes in the store are

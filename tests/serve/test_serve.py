@@ -20,7 +20,8 @@ from scorer.competition import Split
 from scorer.leaderboard.runs import Saved
 from scorer.leaderboard.schema import Status as Judged
 from scorer.leaderboard.store import Fingerprint
-from scorer.serve.postgres import CHUNK, PostgresStore, Tampered
+from scorer.serve.pgfiles import CHUNK, Tampered
+from scorer.serve.postgres import PostgresStore
 from scorer.serve.queue import Rescoring, Solution
 from scorer.serve.sql import SqlStore
 from scorer.serve.sqlcore import TeamTaken

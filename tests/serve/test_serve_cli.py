@@ -4,6 +4,7 @@ and listed."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -264,6 +265,12 @@ def test_a_web_role_serves_the_competition_and_never_reads_the_solution(
         # another team's upload is not a row it can read; its own chunks it cannot read back
         found = db.execute("SELECT count(*) FROM files").fetchone()
         assert found == (2,)  # the targets and the sample
+    listed = hashlib.sha256((tmp_path / "srv" / site.TARGETS).read_bytes()).hexdigest()
+    organiser_store.keep_small(kept.id, "uploads/x/a.csv", b"a kept form", listed, tmp_path)
+    with psycopg.connect(web, autocommit=True) as db:  # nor its kept form (`sqlkept`)
+        found = db.execute("SELECT count(*) FROM files WHERE name LIKE 'kept/%'").fetchone()
+        assert found == (0,)
+    with psycopg.connect(web, autocommit=True) as db:
         db.execute("SELECT set_config('scorer.clock', '2000-01-01T00:00:00+00:00', false)")
         accepted = [  # within the limits, judged by the database with its own clock
             db.execute(

@@ -21,12 +21,16 @@ from pathlib import Path
 import httpx
 import pytest
 from support.postgres_cluster import new_database
-from support.serve_live import BROKEN, POPULAR, SAMPLE, SOLUTION, Live, scorer
+from support.serve_live import BROKEN, DATA, POPULAR, SAMPLE, SOLUTION, Live, scorer, until
 
 from scorer.api import score
+from scorer.leaderboard.store import Store
 from scorer.serve import site
 from scorer.serve.client import Client, ServerRefused
 from scorer.serve.tokens import digest, new_token
+
+#: A file rejected with a problem of each kind, listed in a long report.
+SEVERAL = DATA / "broken" / "several_problems.csv"
 
 PUBLIC = {SAMPLE: score(SAMPLE, SOLUTION).public, POPULAR: score(POPULAR, SOLUTION).public}
 
@@ -330,6 +334,35 @@ def test_the_export_rescored_gives_the_server_s_boards_to_the_bit(
     rescored = json.loads(shown.stdout)
     for key in ("public", "private", "unranked", "confidence", "metric", "competition"):
         assert rescored[key] == board[key], key
+
+
+def test_a_rejected_upload_kept_small_gives_its_report_again_in_the_export_s_rescore(
+    live: Live, tmp_path: Path
+) -> None:
+    """Once judged, an upload is kept small (`sqlkept`); the export writes its bytes as sent,
+    and `leaderboard score` on it gives the server's report, byte for byte but for the file's
+    name: the server judged it under the name it was sent as, the export names it by its id."""
+    done = live.scored("alpha", SEVERAL)
+    assert done["status"] == "rejected"
+    store = site.store_of(live.folder)
+    until(lambda: store.kept(done["id"]) is not None)
+    entry = store.entry(done["id"])
+    assert entry is not None and not (live.folder / entry.path).exists()
+    out, db = tmp_path / "export", tmp_path / "rescored.sqlite"
+    scorer("serve", "export", live.folder, "--out", out)
+    assert (out / entry.name).read_bytes() == SEVERAL.read_bytes()
+    log = out / "manifest.csv"  # one file, whose users are missing: --force scores it all the same
+    scorer("leaderboard", "score", log, "--solution", SOLUTION, "--db", db, "--force")
+    with Store(db, create=False) as rescored:
+        (record,) = rescored.records()
+    server = json.dumps(done["report"], sort_keys=True, ensure_ascii=False)
+    again = json.dumps(record.error, sort_keys=True, ensure_ascii=False)
+    named = Path(entry.name).name  # "1.csv"
+    assert f'"{named}' in again and SEVERAL.name not in again
+    assert (
+        again.replace(f'"{named}', f'"{SEVERAL.name}').replace(f" {named}:", f" {SEVERAL.name}:")
+        == server
+    )
 
 
 def test_scorer_submit_checks_first_then_prints_the_verdict(live: Live) -> None:

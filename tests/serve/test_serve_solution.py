@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from support.postgres_cluster import new_database
-from support.serve_live import DATA, SAMPLE, SOLUTION, scorer, until, upload
+from support.serve_live import DATA, SAMPLE, SOLUTION, own_worker, scorer, until, upload
 
 from scorer.api import score
 from scorer.competition import LOST_ITEMS
@@ -53,11 +53,7 @@ def test_a_fixed_solution_is_judged_against_by_the_running_worker_and_the_export
     team = store.add_team("alpha", "0" * 64)
     ids = [upload(store, folder, team, "one"), upload(store, folder, team, "two")]
     home = tmp_path / "home"
-    home.mkdir()
-    # a worker of a database reads the solution from a copy of its own (`serve worker`)
-    mine = home / site.SOLUTION if store.HOLDS_FILES else folder / site.SOLUTION
-    mine.write_bytes(SOLUTION.read_bytes())
-    running = Worker(store, home, mine, LOST_ITEMS, Isolation(workers=1))
+    running, mine = own_worker(store, folder, home)
     running.start()
     try:
         until(lambda: all(store.entry(i).status is Status.SCORED for i in ids))  # type: ignore[union-attr]

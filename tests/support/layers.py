@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scorer.board",),  # the spec's [board] table, held by the competition
     ("scorer.competition",),
     ("scorer.keys",),  # packs (user, item) keys: the spec names their columns
+    ("scorer.kept",),  # an upload's kept form: numpy, polars and pyarrow only
     ("scorer.read.*",),
     ("scorer.write", "scorer.synthetic", "scorer.ndcg_json"),
     ("scorer.contract.*",),

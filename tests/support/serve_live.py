@@ -17,8 +17,11 @@ from typing import Any
 
 import httpx
 
+from scorer.competition import LOST_ITEMS
+from scorer.leaderboard.batch import Isolation
 from scorer.serve import site
 from scorer.serve.sql import SqlStore
+from scorer.serve.worker import Worker
 from support.paths import ROOT
 
 DATA = ROOT / "data"
@@ -161,15 +164,25 @@ def until(done: Callable[[], bool], timeout: float = 120) -> None:
         time.sleep(0.05)
 
 
-def upload(store: SqlStore, folder: Path, team: int, name: str) -> int:
-    """`SAMPLE` accepted as the server accepts an upload: in its folder, and in a store
-    that holds the files, in the database."""
+def upload(store: SqlStore, folder: Path, team: int, name: str, sent: Path = SAMPLE) -> int:
+    """`sent` (the sample) accepted as the server accepts an upload: in its folder, and in a
+    store that holds the files, in the database."""
     kept = folder / site.UPLOADS / name / "mine.csv"
     kept.parent.mkdir()
-    kept.write_bytes(SAMPLE.read_bytes())
+    kept.write_bytes(sent.read_bytes())
     path = str(kept.relative_to(folder))
     source = kept if store.HOLDS_FILES else None
     sha = hashlib.sha256(kept.read_bytes()).hexdigest()
     ident = store.accept_upload(team, sha, kept.stat().st_size, path, ".csv", source).id
     assert ident is not None
     return ident
+
+
+def own_worker(store: SqlStore, folder: Path, home: Path) -> tuple[Worker, Path]:
+    """A worker with a private folder, `home` (made), as `serve worker` has one: a worker of
+    a database reads the solution from a copy of its own, the server's worker from the
+    folder. The worker, not started, and the solution it reads."""
+    home.mkdir()
+    mine = home / site.SOLUTION if store.HOLDS_FILES else folder / site.SOLUTION
+    mine.write_bytes(SOLUTION.read_bytes())
+    return Worker(store, home, mine, LOST_ITEMS, Isolation(workers=1)), mine
