@@ -47,7 +47,8 @@ def check_submission(
 ) -> pl.DataFrame:
     """Apply every rule of the table's competition; raise one `SubmissionError` listing every
     problem, or return the listed rows `keyed` by pair with their rank, as scoring joins them
-    (`packed` keys: by default when the submission's ids allow). `careful`: skip the fast
+    (`packed` keys: by default when the submission's ids allow; the user column only where
+    a path had it anyway: scoring reads the user from the pair). `careful`: skip the fast
     paths (the matrix of a usual file, the screen of a valid one) and judge every rule row by
     row (the same answer, slower), as the differential tests need."""
     competition = table.competition
@@ -95,8 +96,9 @@ def _in_blocks(
 ) -> pl.DataFrame | None:
     """The usual valid file, checked and keyed as a matrix of one row a user: each user's k
     rows next to each other (the users in any order), judged cells, packable ids. Returns
-    the rows as `ranked` gives them when every rule holds: k rows a user with the ranks
-    1..k, no pair repeated, and the users exactly the targets; None when the file is laid
+    the rows keyed by pair with their rank (`ranked`'s, less the user) when every rule
+    holds: k rows a user with the ranks 1..k, no pair repeated, and the users exactly the
+    targets; None when the file is laid
     out otherwise or any rule fails, for the general path to judge. Each user's keys are
     sorted within its row, and rows by user, which sorts them all: no sort of the column.
     Under `at_most` only a file of full lists is such a matrix (k rows for each of n users
@@ -132,12 +134,9 @@ def _in_blocks(
     pairs = np.right_shift(keys, bits, out=keys)
     if (pairs[:, 1:] == pairs[:, :-1]).any():
         return None
+    # no user column: scoring reads the user back from the pair, on the matched rows alone
     return pl.DataFrame(
-        [
-            pl.Series("pair", pairs.ravel()).set_sorted(),
-            pl.Series(RANK, ranks.ravel()),
-            pl.Series(USER, np.repeat(users, k)).set_sorted(),
-        ]
+        [pl.Series("pair", pairs.ravel()).set_sorted(), pl.Series(RANK, ranks.ravel())]
     )
 
 
