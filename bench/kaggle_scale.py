@@ -243,13 +243,16 @@ def replay(data: Path, files: list[Path], options: argparse.Namespace) -> dict[s
     kept = disk(folder)
     for ident, row in posted.items():
         # A claim and its verdict between two looks: claimed after the last look that saw it
-        # queued (or its acceptance), a worker's time overstated by at most a look.
-        accepted = times["upload"][ident]
+        # queued (or its acceptance), a worker's time overstated by at most a look. A look is
+        # timed as it is sent, the acceptance in the server's transaction: a look that saw
+        # the upload queued may bear an earlier time, and no claim comes before its upload.
+        accepted, verdict = times["upload"][ident], times["verdict"][ident]
+        seen = watch.claimed.get(ident, watch.queued.get(ident, accepted))
         row.update(
             accepted=accepted,
-            claimed=watch.claimed.get(ident, watch.queued.get(ident, accepted)),
+            claimed=min(max(seen, accepted), verdict),
             claim_seen=ident in watch.claimed,
-            verdict=times["verdict"][ident],
+            verdict=verdict,
             status=statuses[ident],
         )
     return {
