@@ -92,6 +92,15 @@ def test_the_intervals_are_ordered_and_within_the_board(
     assert (f.level, f.resamples, f.seed, f.groups) == (level, resamples, seed, 0)
 
 
+def test_a_score_interval_never_leaves_its_values_by_rounding() -> None:
+    """One user's score, resampled as the mean of three copies of it, rounds one ulp above
+    it (hypothesis found it): the interval is the value itself, never past it."""
+    value = 0.9894964631169023
+    assert (value * 3) / 3 != value  # the rounding this guards against
+    f = forecast(np.array([[value]]), np.array([0]), 3, resamples=1, seed=0)
+    assert f.score_low[0] == f.score_high[0] == value
+
+
 def test_the_same_input_and_seed_give_the_same_forecast_bit_for_bit() -> None:
     public = board(300, [0.02, 0.01, 0.0], seed=1)
     teams = np.arange(3)
