@@ -14,7 +14,6 @@ from scorer.api import score as score_submission
 from scorer.api import validate as validate_submission
 from scorer.competition import EmptyUsers
 from scorer.errors import MAX_EXAMPLES, FileSystemError, UsageError, showing, size
-from scorer.leaderboard.cli import board_app
 from scorer.ndcg_json import ndcg_json
 from scorer.parts import LEAST_BUDGET
 from scorer.platforms.cli import platforms_app
@@ -26,7 +25,6 @@ from scorer.read.limits import LINE_FLOOR
 from scorer.schemas import COMMANDS
 from scorer.schemas import schema as schema_of
 from scorer.scoring import ScoreResult
-from scorer.serve.cli import serve_app, submit
 from scorer.shell import (
     HOST,
     REJECTED,
@@ -41,22 +39,18 @@ from scorer.shell import (
     fail,
     guarded,
     score_table,
+    typer_app,
 )
 from scorer.version import __version__
 from scorer.write import output_kind, write_table
 
-app = typer.Typer(
+app = typer_app(
     cls=JsonGroup,
     no_args_is_help=True,
-    rich_markup_mode=None,  # plain help: no boxes, no `<bool>` on every flag
-    pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-app.add_typer(board_app, name="leaderboard")
-app.add_typer(platforms_app)
-app.add_typer(serve_app, name="serve")
-app.command()(submit)
+app.add_typer(platforms_app)  # `leaderboard`, `serve` and `submit`: `shell.LAZY`
 
 
 def _version(asked: bool) -> None:

@@ -5,6 +5,7 @@ table people read."""
 from __future__ import annotations
 
 import errno
+import importlib
 import json
 import os
 import shutil
@@ -136,10 +137,40 @@ def explain(exc: BaseException) -> tuple[int, str, dict[str, Any]]:
     return HOST, message, error_object(Failure.INTERNAL_ERROR, message)
 
 
+#: The commands whose modules are imported when first named, not whenever `scorer` starts:
+#: the server's and the leaderboard's modules (its pages, SQL, pyarrow's compute) take about
+#: 0.17 s to import, which `scorer score` and `scorer validate` do without. Each is the
+#: module, its Typer app or command function, and the command it is listed before (None:
+#: last), so that `scorer --help` lists them where they were registered.
+LAZY: dict[str, tuple[str, str, str | None]] = {
+    "submit": ("scorer.serve.cli", "submit", "score"),
+    "leaderboard": ("scorer.leaderboard.cli", "board_app", "codabench"),
+    "serve": ("scorer.serve.cli", "serve_app", None),
+}
+
+
+def typer_app(**settings: Any) -> typer.Typer:
+    """A Typer app with the `scorer` command's settings: plain help (no boxes, no `<bool>`
+    on every flag) and Python's own tracebacks, which `guarded` keeps from users."""
+    return typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False, **settings)
+
+
 class JsonGroup(TyperGroup):
     """The command group: with `--json` among the arguments, a usage error that Click finds
     while parsing (an unknown option, a missing one, a bad choice) is one JSON object on
-    stdout too, with exit 2 as always."""
+    stdout too, with exit 2 as always. The `LAZY` commands are built when first named."""
+
+    # `Any`: Click's classes here are Typer's private copy of Click.
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = [name for name in super().list_commands(ctx) if name not in LAZY]
+        for name, (_, _, before) in LAZY.items():  # built or not, each in its place
+            names.insert(names.index(before) if before in names else len(names), name)
+        return names
+
+    def get_command(self, ctx: Any, name: str) -> Any:
+        if name in LAZY and name not in self.commands:
+            self.add_command(_built(name), name)
+        return super().get_command(ctx, name)
 
     def main(  # type: ignore[override]
         self,
@@ -169,6 +200,18 @@ class JsonGroup(TyperGroup):
         if not standalone_mode:
             return code
         sys.exit(code or OK)
+
+
+def _built(name: str) -> Any:
+    """A `LAZY` command, built by Typer as it builds the others."""
+    module, attribute, _ = LAZY[name]
+    target = getattr(importlib.import_module(module), attribute)
+    root = typer_app()
+    if isinstance(target, typer.Typer):
+        root.add_typer(target, name=name)
+    else:
+        root.command(name)(target)
+    return typer.main.get_group(root).commands[name]
 
 
 def _unwritable(exc: OSError) -> NoReturn:

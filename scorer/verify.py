@@ -19,8 +19,9 @@ from scorer.commitment import Commitment, SplitCounts, commitment_of, file_sha25
 from scorer.competition import LOST_ITEMS, Competition
 from scorer.errors import Failure, ScorerError, UsageError
 from scorer.leaderboard.batch import Isolation, score_log
-from scorer.leaderboard.boards import Phase, load
+from scorer.leaderboard.boards import load
 from scorer.leaderboard.names import escaped
+from scorer.leaderboard.schema import Phase
 from scorer.version import __version__
 
 #: The files of a server's export (`scorer serve export` writes them): the log, the final

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from scorer.leaderboard.batch import SolutionMismatch, score_log
-    from scorer.leaderboard.boards import Board, Boards, Phase, Row, load
+    from scorer.leaderboard.boards import Board, Boards, Row, load
     from scorer.leaderboard.manifest import ManifestError, Submission, read_log
     from scorer.leaderboard.render import Format, render
     from scorer.leaderboard.results import BatchResult, Outcome
+    from scorer.leaderboard.schema import Phase
 
 #: Each public name and the module that defines it.
 _HOMES = {
@@ -22,7 +23,6 @@ _HOMES = {
     "score_log": "batch",
     "Board": "boards",
     "Boards": "boards",
-    "Phase": "boards",
     "Row": "boards",
     "load": "boards",
     "ManifestError": "manifest",
@@ -32,6 +32,7 @@ _HOMES = {
     "render": "render",
     "BatchResult": "results",
     "Outcome": "results",
+    "Phase": "schema",
 }
 
 __all__ = [

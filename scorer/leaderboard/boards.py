@@ -18,17 +18,9 @@ from scorer.leaderboard.climb import laddered, on_top
 from scorer.leaderboard.confidence import LEVEL, RESAMPLES, SEED, TEST, analyse
 from scorer.leaderboard.manifest import MAX_SELECTED
 from scorer.leaderboard.outlook import Forecasted, foretold
-from scorer.leaderboard.schema import Status
+from scorer.leaderboard.schema import Phase, Status
 from scorer.leaderboard.stale import Stale, iso, staleness
 from scorer.leaderboard.store import Record, Run, Store
-
-
-class Phase(StrEnum):
-    """`public`: during the competition; no private figure is computed or shown at all.
-    `final`: after it; the private board, its intervals and the shake-up are revealed."""
-
-    PUBLIC = "public"
-    FINAL = "final"
 
 
 class Pick(StrEnum):

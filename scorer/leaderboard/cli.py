@@ -13,11 +13,11 @@ import typer
 
 from scorer.competition import EmptyUsers
 from scorer.errors import Failure, UsageError, error_object, size
-from scorer.leaderboard.boards import Boards, Phase, load
+from scorer.leaderboard.boards import Boards, load
 from scorer.leaderboard.confidence import RESAMPLES, SEED
 from scorer.leaderboard.demo import DEMO_USERS
 from scorer.leaderboard.render import Format, format_for, render
-from scorer.leaderboard.schema import Status
+from scorer.leaderboard.schema import Phase, Status
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, default_workers
 from scorer.read import DEFAULT_LIMITS
 from scorer.read.files import READABLE

@@ -6,9 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from html import escape
 
-from scorer.leaderboard.boards import Board, Boards, Phase, Row
+from scorer.leaderboard.boards import Board, Boards, Row
 from scorer.leaderboard.literal import shown
 from scorer.leaderboard.outlook import Forecasted
+from scorer.leaderboard.schema import Phase
 from scorer.leaderboard.wording import (
     INTERVAL_DECIMALS,
     SHADING,

@@ -33,6 +33,14 @@ class Status(StrEnum):
     # out of memory or time or died (kept for the same bytes unless `--retry-failed`)
 
 
+class Phase(StrEnum):
+    """`public`: during the competition; no private figure is computed or shown at all.
+    `final`: after it; the private board, its intervals and the shake-up are revealed."""
+
+    PUBLIC = "public"
+    FINAL = "final"
+
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS solutions (

@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 from scorer.board import BoardRules, Correction
 from scorer.competition import Split
-from scorer.leaderboard.boards import Board, Boards, Phase, Row
+from scorer.leaderboard.boards import Board, Boards, Row
 from scorer.leaderboard.literal import shown
 from scorer.leaderboard.outlook import METHOD, Forecasted, Outlook
-from scorer.leaderboard.schema import Status
+from scorer.leaderboard.schema import Phase, Status
 
 #: Decimals of a score on a board meant for people (JSON and CSV keep every digit).
 SCORE_DECIMALS = 6

@@ -15,7 +15,7 @@ from typing import Any
 from scorer.competition import EmptyUsers
 from scorer.envelope import SCHEMA_VERSION, Status
 from scorer.errors import Code, Failure
-from scorer.leaderboard.boards import Phase
+from scorer.leaderboard.schema import Phase
 from scorer.leaderboard.schema import Status as Verdict
 
 #: The commands with `--json`, as a user types them after `scorer`.

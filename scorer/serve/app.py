@@ -24,7 +24,7 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scorer.errors import ScorerError
-from scorer.leaderboard.boards import Phase
+from scorer.leaderboard.schema import Phase
 from scorer.leaderboard.stale import iso
 from scorer.serve import site
 from scorer.serve.front import error_page

@@ -23,9 +23,10 @@ import numpy as np
 
 from scorer.board import BoardRules, Ladder
 from scorer.competition import Competition, Split
-from scorer.leaderboard.boards import Boards, Phase, build
+from scorer.leaderboard.boards import Boards, build
 from scorer.leaderboard.page import boards_html
 from scorer.leaderboard.render import render
+from scorer.leaderboard.schema import Phase
 from scorer.leaderboard.stale import Stale, iso
 from scorer.leaderboard.store import Fingerprint, Record, Run
 from scorer.serve.export import manifest_sha256, with_manifest

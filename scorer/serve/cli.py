@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from scorer.errors import UsageError
-from scorer.leaderboard.boards import Boards, Phase
+from scorer.leaderboard.boards import Boards
 from scorer.leaderboard.cli import (
     BoardsFormat,
     BoardsJson,
@@ -21,6 +21,7 @@ from scorer.leaderboard.cli import (
 from scorer.leaderboard.literal import shown
 from scorer.leaderboard.manifest import MAX_SELECTED
 from scorer.leaderboard.render import Format
+from scorer.leaderboard.schema import Phase
 from scorer.serve import settings as config
 from scorer.serve import site
 from scorer.serve.cli_home import Database, ServerDir, organiser_home

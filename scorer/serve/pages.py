@@ -16,10 +16,10 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from scorer.errors import Report
-from scorer.leaderboard.boards import Phase
 from scorer.leaderboard.literal import shown
 from scorer.leaderboard.names import escaped
 from scorer.leaderboard.page import document
+from scorer.leaderboard.schema import Phase
 from scorer.serve import session
 from scorer.serve.front import ZIP, Download, description_html, format_items, shown_time
 from scorer.serve.intake import ident, small_body, take

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from scorer.leaderboard.batch import Isolation
-from scorer.leaderboard.boards import Phase
 from scorer.leaderboard.page import boards_html
 from scorer.leaderboard.render import render
+from scorer.leaderboard.schema import Phase
 from scorer.leaderboard.stale import iso
 from scorer.leaderboard.worker import DEFAULT_BUDGET, DEFAULT_TIMEOUT, Judge, judge
 from scorer.serve import site, teams

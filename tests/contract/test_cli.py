@@ -811,6 +811,52 @@ def test_version_short_help_and_python_m() -> None:
     assert module.returncode == 0 and "Usage: scorer" in module.stdout
 
 
+#: Every command, as `scorer --help` lists them: where each was registered.
+COMMANDS = [
+    "submit",
+    "score",
+    "validate",
+    "prepare",
+    "verify",
+    "ndcg",
+    "schema",
+    "leaderboard",
+    "codabench",
+    "kit",
+    "serve",
+]
+
+
+def test_help_lists_every_command_where_it_was_registered() -> None:
+    """The commands built when first named (`shell.LAZY`) are listed among the others."""
+    shown = runner.invoke(app, ["--help"])
+    listed = shown.stdout.split("Commands:\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in listed if line.startswith("  ")] == COMMANDS
+
+
+def test_score_imports_neither_the_server_nor_the_leaderboard() -> None:
+    """`scorer score` runs without the server's and the leaderboard's commands (0.17 s of
+    imports every run); `scorer serve` loads them when named."""
+    code = (
+        "import atexit, sys; from scorer.cli import app; "
+        "atexit.register(lambda: print(sorted(m for m in sys.modules if m.startswith("
+        "('scorer.serve', 'scorer.leaderboard.cli', 'scorer.leaderboard.boards'))))); app()"
+    )
+    score = ["score", "data/sample_submission.csv", "--solution", "data/solution.csv", "--json"]
+    for args, loaded in ((score, False), (["serve", "--help"], True)):
+        done = subprocess.run(
+            [sys.executable, "-c", code, *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        last = done.stdout.splitlines()[-1]
+        assert ("'scorer.serve.cli'" in last) is loaded, last
+        assert ("'scorer.leaderboard.cli'" in last) is loaded, last
+        assert ("'scorer.leaderboard.boards'" in last) is loaded, last
+
+
 @pytest.mark.parametrize(
     ("command", "options"),
     [

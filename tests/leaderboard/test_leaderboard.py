@@ -21,12 +21,12 @@ from scorer.competition import LOST_ITEMS, EmptyUsers, Split
 from scorer.errors import MAX_EXAMPLES, Failure, HostError, Report, UsageError, error_object
 from scorer.leaderboard import batch, worker
 from scorer.leaderboard import truth as judged_against
-from scorer.leaderboard.boards import Phase, Pick, load
+from scorer.leaderboard.boards import Pick, load
 from scorer.leaderboard.demo import make_demo
 from scorer.leaderboard.manifest import ManifestError, read_log
 from scorer.leaderboard.render import FORMATS, render
 from scorer.leaderboard.results import BatchResult
-from scorer.leaderboard.schema import Status
+from scorer.leaderboard.schema import Phase, Status
 from scorer.leaderboard.store import Store
 from scorer.leaderboard.terminal import error_text
 

@@ -19,11 +19,12 @@ from support.browser import find, measure, png_size, screenshot
 from support.leaderboards import ACCEPTED, FILES, REFUSED, write_manifest
 
 from scorer.leaderboard import batch
-from scorer.leaderboard.boards import Phase, load
+from scorer.leaderboard.boards import load
 from scorer.leaderboard.demo import make_demo
 from scorer.leaderboard.literal import shown
 from scorer.leaderboard.manifest import Submission
 from scorer.leaderboard.render import render
+from scorer.leaderboard.schema import Phase
 from scorer.leaderboard.store import Store
 
 BROWSER = find()

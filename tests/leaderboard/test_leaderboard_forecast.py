@@ -18,13 +18,13 @@ from scorer.board import BoardRules, Ladder
 from scorer.cli import app
 from scorer.competition import LOST_ITEMS, Split
 from scorer.leaderboard import batch
-from scorer.leaderboard.boards import Phase, build, candidates, load
+from scorer.leaderboard.boards import build, candidates, load
 from scorer.leaderboard.climb import order
 from scorer.leaderboard.demo import make_demo
 from scorer.leaderboard.forecast import forecast
 from scorer.leaderboard.ladder import ladder
 from scorer.leaderboard.render import FORMATS, render
-from scorer.leaderboard.schema import Status
+from scorer.leaderboard.schema import Phase, Status
 from scorer.leaderboard.store import Record, Store
 from scorer.schemas import schema
 

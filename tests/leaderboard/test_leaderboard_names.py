@@ -19,12 +19,13 @@ from typer.testing import CliRunner
 from scorer.cli import app
 from scorer.errors import Code
 from scorer.leaderboard import batch
-from scorer.leaderboard.boards import Boards, Phase, load
+from scorer.leaderboard.boards import Boards, load
 from scorer.leaderboard.demo import make_demo
 from scorer.leaderboard.literal import FORMULA_START, SHOWN_CHARS, markdown, neutralised, shown
 from scorer.leaderboard.manifest import ManifestError, Submission, read_log
 from scorer.leaderboard.names import MAX_TEAM_CHARS, escaped, same_team
 from scorer.leaderboard.render import FORMATS, render
+from scorer.leaderboard.schema import Phase
 from scorer.leaderboard.store import Store
 from scorer.leaderboard.terminal import batch_text, table_text
 

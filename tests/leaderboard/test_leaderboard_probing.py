@@ -14,10 +14,11 @@ import pytest
 from scorer.board import BoardRules
 from scorer.competition import LOST_ITEMS
 from scorer.leaderboard import batch
-from scorer.leaderboard.boards import Phase, load
+from scorer.leaderboard.boards import load
 from scorer.leaderboard.demo import make_demo
 from scorer.leaderboard.render import FORMATS, render
 from scorer.leaderboard.results import BatchResult
+from scorer.leaderboard.schema import Phase
 from scorer.leaderboard.terminal import summary_text
 
 NOW = datetime(2024, 6, 1, tzinfo=UTC)

@@ -21,11 +21,12 @@ from scorer.competition import LOST_ITEMS
 from scorer.errors import Code
 from scorer.leaderboard import batch, truth, worker
 from scorer.leaderboard.batch import SolutionMismatch
-from scorer.leaderboard.boards import Phase, load
+from scorer.leaderboard.boards import load
 from scorer.leaderboard.demo import make_demo
 from scorer.leaderboard.manifest import ManifestError, read_log
 from scorer.leaderboard.render import render
 from scorer.leaderboard.results import BatchResult
+from scorer.leaderboard.schema import Phase
 from scorer.leaderboard.stale import staleness
 from scorer.leaderboard.store import Fingerprint, Run
 from scorer.schemas import schema

@@ -17,7 +17,7 @@ from support.serve_live import DATA, SAMPLE, SOLUTION, own_worker, scorer, until
 from scorer.api import score
 from scorer.competition import LOST_ITEMS
 from scorer.leaderboard.batch import Isolation
-from scorer.leaderboard.boards import Phase
+from scorer.leaderboard.schema import Phase
 from scorer.serve import site
 from scorer.serve.boards import current
 from scorer.serve.rescore import sha256_of
